@@ -1,0 +1,192 @@
+// Package datafile reads and writes the table server's dataset files: the
+// file-name rules of INITFILE and SAVE, charsets, Java's line splitting, and
+// atomic saving. Errors never show an absolute path: a *FileError names the
+// file relative to the dataset directory.
+//
+// Files are decoded as the original's InputStreamReader decodes them, with
+// these exceptions:
+//   - a file that is neither regular nor a directory (a FIFO, a device) is
+//     refused with "Not a regular file" rather than read until it ends;
+//   - malformed UTF-16 (unpaired surrogates, an odd last byte) is replaced by
+//     golang.org/x/text's rules, which may give a different number of U+FFFD:
+//     Java, for one, replaces an unpaired high surrogate together with the
+//     unit after it, where x/text keeps that next character.
+package datafile
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"unicode"
+)
+
+// The texts of these errors are the original server's answers.
+var (
+	// ErrIllegalName is a file name with '\', '/' or ':', or "." or "..".
+	//lint:ignore ST1005 the wire protocol's text
+	ErrIllegalName = errors.New("Illegal character found !")
+	// ErrNameTooLong is a file name longer than MaxNameLength.
+	//lint:ignore ST1005 the wire protocol's text
+	ErrNameTooLong = errors.New("Maximum size reached (128) !")
+	// ErrFileNotFound is a file to read that does not exist.
+	//lint:ignore ST1005 the wire protocol's text
+	ErrFileNotFound = errors.New("file not found !")
+	// ErrInvalidPath is a file name to save that holds NUL.
+	//lint:ignore ST1005 the wire protocol's text
+	ErrInvalidPath = errors.New("Invalid file path")
+)
+
+// MaxNameLength is the longest file name INITFILE and SAVE accept, in UTF-16
+// code units (Java's String.length()).
+const MaxNameLength = 128
+
+// ValidateName applies the INITFILE and SAVE rules to a file name: no '\',
+// '/' or ':' anywhere and not exactly "." or ".." (ErrIllegalName, checked
+// first), at most MaxNameLength UTF-16 code units (ErrNameTooLong). Spaces,
+// NUL, "..foo" and "..." are legal: without a separator a name cannot leave
+// the dataset directory.
+func ValidateName(name string) error {
+	if name == "." || name == ".." || strings.ContainsAny(name, `\/:`) {
+		return ErrIllegalName
+	}
+	units := 0
+	for _, r := range name {
+		units += utf16Len(r)
+	}
+	if units > MaxNameLength {
+		return ErrNameTooLong
+	}
+	return nil
+}
+
+func utf16Len(r rune) int {
+	if r > 0xFFFF {
+		return 2
+	}
+	return 1
+}
+
+// FileError is a file that exists but cannot be used, in the shape of Java's
+// FileNotFoundException message: "adir (Is a directory)". Path is relative to
+// the dataset directory ("." for the directory itself), or the path as given
+// to ReadLinesFrom.
+type FileError struct {
+	Path   string
+	Reason string
+}
+
+func (e *FileError) Error() string { return e.Path + " (" + e.Reason + ")" }
+
+// fileError describes err, an error from an operation on the file shown as
+// path, with the operating system's text for it ("Permission denied") and
+// never the absolute path the error carries.
+func fileError(path string, err error) *FileError {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		return &FileError{Path: path, Reason: err.Error()}
+	}
+	// Go's texts for errno values are glibc's, lower-cased.
+	reason := []rune(errno.Error())
+	reason[0] = unicode.ToUpper(reason[0])
+	return &FileError{Path: path, Reason: string(reason)}
+}
+
+// ReadLines reads the INITFILE file name in dir and splits it into lines. A
+// file that does not exist, or a name holding NUL, gives ErrFileNotFound; a
+// file that exists but cannot be read (a directory, including dir itself for
+// the name "", or an unreadable file) gives a *FileError.
+func ReadLines(dir, name string, cs Charset) ([]string, error) {
+	if strings.ContainsRune(name, 0) {
+		return nil, ErrFileNotFound
+	}
+	shown := name
+	if shown == "" {
+		shown = "."
+	}
+	return readLines(filepath.Join(dir, name), shown, cs)
+}
+
+// ReadLinesFrom reads any file and splits it into lines, with the errors of
+// ReadLines; a *FileError shows path as given.
+func ReadLinesFrom(path string, cs Charset) ([]string, error) {
+	return readLines(path, path, cs)
+}
+
+func readLines(path, shown string, cs Charset) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, ErrFileNotFound // Java's File.exists() is false whatever stat's error
+	}
+	if info.IsDir() {
+		return nil, &FileError{Path: shown, Reason: "Is a directory"}
+	}
+	if !info.Mode().IsRegular() {
+		// Unlike Java, which would block on a FIFO or read a device forever.
+		return nil, &FileError{Path: shown, Reason: "Not a regular file"}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fileError(shown, err)
+	}
+	defer f.Close()
+	// Read straight into the string the lines will share: one allocation of
+	// the file's size, no []byte copy.
+	var content strings.Builder
+	content.Grow(int(info.Size()))
+	if _, err := io.Copy(&content, f); err != nil {
+		return nil, fileError(shown, err)
+	}
+	return SplitLines(cs.Decode(content.String())), nil
+}
+
+// SplitLines splits text as Java's BufferedReader.readLine does: "\n", "\r\n"
+// and a lone "\r" each end a line and are dropped; the last line needs no
+// terminator and a final terminator adds no empty line; empty lines in the
+// middle stay; nothing is trimmed. "" has no lines and "\n" one empty line.
+// The lines are substrings of text and share its memory.
+func SplitLines(text string) []string {
+	lines := make([]string, 0, countLines(text))
+	// The next '\n' and '\r' at or after pos (len(text) when there is none),
+	// each searched for again only once pos has passed it.
+	nextLF, nextCR := -1, -1
+	for pos := 0; pos < len(text); {
+		if nextLF < pos {
+			nextLF = indexFrom(text, pos, '\n')
+		}
+		if nextCR < pos {
+			nextCR = indexFrom(text, pos, '\r')
+		}
+		end := min(nextLF, nextCR)
+		lines = append(lines, text[pos:end])
+		pos = end + 1
+		if end == nextCR && nextLF == end+1 { // \r\n is one terminator
+			pos++
+		}
+	}
+	return lines
+}
+
+func indexFrom(text string, from int, c byte) int {
+	if i := strings.IndexByte(text[from:], c); i >= 0 {
+		return from + i
+	}
+	return len(text)
+}
+
+// countLines is the number of lines SplitLines finds, so that the slice is
+// allocated once at its final size.
+func countLines(text string) int {
+	n := strings.Count(text, "\n") + strings.Count(text, "\r") - strings.Count(text, "\r\n")
+	if text != "" && text[len(text)-1] != '\n' && text[len(text)-1] != '\r' {
+		n++ // the last line has no terminator
+	}
+	return n
+}
