@@ -1,0 +1,465 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var months = []string{"Jan", "Feb", "Mar", "Apr", "May", "June"}
+
+// storeWith returns a store holding one list, "l", with a copy of lines; nil lines means no list.
+func storeWith(lines []string) *Memory {
+	m := NewMemory()
+	if lines != nil {
+		m.Replace("l", slices.Clone(lines))
+	}
+	return m
+}
+
+// scriptRandom makes m's Random reads take the given indexes, in order, and fails the test if a
+// read asks for more or for an index out of range.
+func scriptRandom(t *testing.T, m *Memory, indexes []int) {
+	t.Helper()
+	m.intN = func(n int) int {
+		if len(indexes) == 0 {
+			t.Fatalf("unexpected Random pick over %d lines", n)
+		}
+		i := indexes[0]
+		indexes = indexes[1:]
+		if i >= n {
+			t.Fatalf("scripted index %d out of range for %d lines", i, n)
+		}
+		return i
+	}
+	t.Cleanup(func() {
+		if len(indexes) > 0 {
+			t.Errorf("scripted Random indexes %v were never used", indexes)
+		}
+	})
+}
+
+// checkErr compares err with want: a sentinel by errors.Is, a *ShortListError by value.
+func checkErr(t *testing.T, err, want error) {
+	t.Helper()
+	var short, wantShort *ShortListError
+	switch {
+	case errors.As(want, &wantShort):
+		if !errors.As(err, &short) || *short != *wantShort {
+			t.Fatalf("error = %v, want %v", err, want)
+		}
+	case !errors.Is(err, want):
+		t.Fatalf("error = %v, want %v", err, want)
+	}
+}
+
+// checkLines fails unless list name holds exactly want.
+func checkLines(t *testing.T, m *Memory, name string, want []string) {
+	t.Helper()
+	got, err := m.Lines(name)
+	if err != nil {
+		t.Fatalf("Lines(%q): %v", name, err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("list %q = %q, want %q", name, got, want)
+	}
+}
+
+func TestRead(t *testing.T) {
+	tests := map[string]struct {
+		lines   []string // nil: no list
+		pos     Position
+		n       int
+		keep    bool
+		random  []int // the indexes Random picks, in order
+		want    []string
+		wantErr error
+		after   []string
+	}{
+		"FIRST with KEEP rotates": {lines: months, pos: First, n: 1, keep: true,
+			want: []string{"Jan"}, after: []string{"Feb", "Mar", "Apr", "May", "June", "Jan"}},
+		"FIRST without KEEP removes": {lines: months, pos: First, n: 1,
+			want: []string{"Jan"}, after: months[1:]},
+		"LAST with KEEP changes nothing": {lines: months, pos: Last, n: 1, keep: true,
+			want: []string{"June"}, after: months},
+		"LAST without KEEP removes": {lines: months, pos: Last, n: 1,
+			want: []string{"June"}, after: months[:5]},
+		"RANDOM with KEEP moves the line to the end": {lines: months, pos: Random, n: 1, keep: true, random: []int{2},
+			want: []string{"Mar"}, after: []string{"Jan", "Feb", "Apr", "May", "June", "Mar"}},
+		"RANDOM without KEEP removes": {lines: months, pos: Random, n: 1, random: []int{5},
+			want: []string{"June"}, after: months[:5]},
+		"READMULTI FIRST with KEEP": {lines: months, pos: First, n: 2, keep: true,
+			want: []string{"Jan", "Feb"}, after: []string{"Mar", "Apr", "May", "June", "Jan", "Feb"}},
+		"READMULTI LAST with KEEP reverses the tail": {lines: months, pos: Last, n: 2, keep: true,
+			want: []string{"June", "May"}, after: []string{"Jan", "Feb", "Mar", "Apr", "June", "May"}},
+		"READMULTI LAST returns lines last first": {lines: months, pos: Last, n: 3,
+			want: []string{"June", "May", "Apr"}, after: months[:3]},
+		"READMULTI RANDOM picks against the shrinking list": {lines: months, pos: Random, n: 3, keep: true, random: []int{0, 0, 3},
+			want: []string{"Jan", "Feb", "June"}, after: []string{"Mar", "Apr", "May", "Jan", "Feb", "June"}},
+		"READMULTI the whole list": {lines: months, pos: First, n: 6,
+			want: months, after: []string{}},
+		"unknown list": {pos: First, n: 1, wantErr: ErrNotLoaded},
+		"empty list":   {lines: []string{}, pos: First, n: 1, wantErr: ErrEmpty, after: []string{}},
+		"an empty list is checked before the count": {lines: []string{}, pos: Last, n: 5, wantErr: ErrEmpty, after: []string{}},
+		"more lines than the list holds": {lines: months, pos: First, n: 7,
+			wantErr: &ShortListError{Want: 7, Have: 6}, after: months},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := storeWith(tc.lines)
+			scriptRandom(t, m, tc.random)
+			got, err := m.Read("l", tc.pos, tc.n, tc.keep)
+			checkErr(t, err, tc.wantErr)
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("Read = %q, want %q", got, tc.want)
+			}
+			if tc.lines != nil {
+				checkLines(t, m, "l", tc.after)
+			}
+		})
+	}
+}
+
+func TestReadRefusesBadArguments(t *testing.T) {
+	tests := map[string]struct {
+		pos Position
+		n   int
+	}{
+		"zero lines":       {First, 0},
+		"negative count":   {Last, -1},
+		"unknown position": {Position(7), 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := storeWith(months)
+			if got, err := m.Read("l", tc.pos, tc.n, false); err == nil {
+				t.Fatalf("Read = %q, want an error", got)
+			}
+			checkLines(t, m, "l", months)
+		})
+	}
+}
+
+func TestReadLastKeepReturnsTheSameLineForever(t *testing.T) {
+	m := storeWith(months)
+	for range 5 {
+		got, err := m.Read("l", Last, 1, true)
+		if err != nil || !slices.Equal(got, []string{"June"}) {
+			t.Fatalf("Read = %q, %v; want [June]", got, err)
+		}
+	}
+	checkLines(t, m, "l", months)
+}
+
+// numbered returns n distinct lines in order.
+func numbered(n int) []string {
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("line-%07d", i)
+	}
+	return lines
+}
+
+func TestReadFirstKeepRotatesALongList(t *testing.T) {
+	lines := numbered(3*chunkCap + 17) // several chunks
+	m := storeWith(lines)
+	for i := range 2 * len(lines) {
+		got, err := m.Read("l", First, 1, true)
+		if err != nil || got[0] != lines[i%len(lines)] {
+			t.Fatalf("read %d = %q, %v; want %q", i, got, err, lines[i%len(lines)])
+		}
+	}
+	checkLines(t, m, "l", lines)
+}
+
+func TestRandomReadsAreDistinctAndCoverTheList(t *testing.T) {
+	lines := numbered(5 * chunkCap)
+	m := storeWith(lines)
+	got, err := m.Read("l", Random, len(lines), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(got, lines) {
+		t.Fatal("Random read the lines in list order")
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, lines) {
+		t.Fatal("Random picks are not a permutation of the list")
+	}
+}
+
+func TestRandomReadsAreUniform(t *testing.T) {
+	const reads = 50_000
+	lines := numbered(10)
+	m := storeWith(lines)
+	counts := map[string]int{}
+	for range reads {
+		got, err := m.Read("l", Random, 1, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[got[0]]++
+	}
+	// Each count is binomial with mean 5000 and standard deviation about 67.
+	for _, line := range lines {
+		if c := counts[line]; c < 4500 || c > 5500 {
+			t.Errorf("%s picked %d times in %d reads, want about %d", line, c, reads, reads/len(lines))
+		}
+	}
+}
+
+func TestAdd(t *testing.T) {
+	tests := map[string]struct {
+		lines   []string // nil: no list
+		line    string
+		pos     Position
+		unique  bool
+		wantErr error
+		after   []string
+	}{
+		"FIRST inserts at the front":  {lines: []string{"a", "b"}, line: "x", pos: First, after: []string{"x", "a", "b"}},
+		"LAST appends":                {lines: []string{"a", "b"}, line: "x", pos: Last, after: []string{"a", "b", "x"}},
+		"a new name creates the list": {line: "x", pos: Last, after: []string{"x"}},
+		"an empty line is a line":     {lines: []string{"a"}, line: "", pos: Last, after: []string{"a", ""}},
+		"duplicates are allowed without UNIQUE": {lines: []string{"a", "b"}, line: "a", pos: Last,
+			after: []string{"a", "b", "a"}},
+		"UNIQUE refuses an equal line": {lines: []string{"a", "b"}, line: "b", pos: First, unique: true,
+			wantErr: ErrDuplicate, after: []string{"a", "b"}},
+		"UNIQUE compares exactly": {lines: []string{"a", "b"}, line: "B", pos: First, unique: true,
+			after: []string{"B", "a", "b"}},
+		"UNIQUE adds a new line": {lines: []string{"a", "b"}, line: "c", pos: Last, unique: true,
+			after: []string{"a", "b", "c"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := storeWith(tc.lines)
+			checkErr(t, m.Add("l", tc.line, tc.pos, tc.unique), tc.wantErr)
+			checkLines(t, m, "l", tc.after)
+		})
+	}
+}
+
+func TestAddRefusesRandomButCreatesTheList(t *testing.T) {
+	m := NewMemory()
+	if err := m.Add("l", "x", Random, false); err == nil {
+		t.Fatal("Add at Random succeeded, want an error")
+	}
+	checkLines(t, m, "l", []string{})
+}
+
+func TestUniqueIndexFollowsEveryChange(t *testing.T) {
+	m := NewMemory()
+	step := 0
+	add := func(line string, wantErr error) {
+		t.Helper()
+		step++
+		if err := m.Add("l", line, Last, true); !errors.Is(err, wantErr) {
+			t.Fatalf("step %d: unique Add(%q) = %v, want %v", step, line, err, wantErr)
+		}
+		checkInvariants(t, m)
+	}
+	do := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(pos Position, keep bool) {
+		t.Helper()
+		_, err := m.Read("l", pos, 1, keep)
+		do(err)
+	}
+	equals := func(want string) func(string) (bool, error) {
+		return func(line string) (bool, error) { return line == want, nil }
+	}
+
+	add("a", nil)
+	add("b", nil)
+	add("a", ErrDuplicate)
+	read(First, false) // [b]
+	add("a", nil)      // [b a]
+	read(First, true)  // [a b]
+	add("b", ErrDuplicate)
+	_, err := m.Find("l", equals("a"), false) // [b]
+	do(err)
+	add("a", nil) // [b a]
+	do(m.Add("l", "c", Last, false))
+	do(m.Add("l", "c", First, false)) // [c b a c]: c twice
+	add("c", ErrDuplicate)
+	read(Last, false) // [c b a]
+	add("c", ErrDuplicate)
+	read(First, false) // [b a]
+	add("c", nil)      // [b a c]
+	m.Replace("l", []string{"x", "y"})
+	add("a", nil)
+	add("x", ErrDuplicate)
+	m.Reset("l")
+	add("x", nil)
+	read(First, false) // empty
+	add("x", nil)
+	checkLines(t, m, "l", []string{"x"})
+}
+
+func TestFind(t *testing.T) {
+	errRegex := errors.New("regex timeout")
+	contains := func(s string) func(string) (bool, error) {
+		return func(line string) (bool, error) { return strings.Contains(line, s), nil }
+	}
+	tests := map[string]struct {
+		lines     []string // nil: no list
+		match     func(string) (bool, error)
+		keep      bool
+		want      string
+		wantErr   error
+		wantCalls int // how many lines match saw
+		after     []string
+	}{
+		"the first hit wins and KEEP moves it to the end": {lines: []string{"a1", "b", "a2"}, match: contains("a"), keep: true,
+			want: "a1", wantCalls: 1, after: []string{"b", "a2", "a1"}},
+		"without KEEP the hit is removed": {lines: []string{"b", "a1", "a2"}, match: contains("a"),
+			want: "a1", wantCalls: 2, after: []string{"b", "a2"}},
+		"a hit on the last line": {lines: []string{"a", "b", "c"}, match: contains("c"), keep: true,
+			want: "c", wantCalls: 3, after: []string{"a", "b", "c"}},
+		"no hit leaves the list unchanged": {lines: []string{"a", "b"}, match: contains("z"), keep: true,
+			wantErr: ErrNoMatch, wantCalls: 2, after: []string{"a", "b"}},
+		"an error from match stops the scan": {lines: []string{"a", "b", "c"},
+			match: func(line string) (bool, error) {
+				if line == "b" {
+					return false, errRegex
+				}
+				return line == "c", nil
+			},
+			wantErr: errRegex, wantCalls: 2, after: []string{"a", "b", "c"}},
+		"empty list":   {lines: []string{}, match: contains(""), wantErr: ErrEmpty, after: []string{}},
+		"unknown list": {match: contains(""), wantErr: ErrNotLoaded},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := storeWith(tc.lines)
+			calls := 0
+			got, err := m.Find("l", func(line string) (bool, error) {
+				calls++
+				return tc.match(line)
+			}, tc.keep)
+			checkErr(t, err, tc.wantErr)
+			if got != tc.want || calls != tc.wantCalls {
+				t.Fatalf("Find = %q after %d calls, want %q after %d", got, calls, tc.want, tc.wantCalls)
+			}
+			if tc.lines != nil {
+				checkLines(t, m, "l", tc.after)
+			}
+		})
+	}
+}
+
+func TestReplaceCreatesOrReplaces(t *testing.T) {
+	m := NewMemory()
+	m.Replace("l", []string{"a", "b"})
+	checkLines(t, m, "l", []string{"a", "b"})
+	m.Replace("l", []string{"c"})
+	checkLines(t, m, "l", []string{"c"})
+	m.Replace("l", nil)
+	checkLines(t, m, "l", []string{})
+}
+
+func TestReplaceKeepsTheSliceWithoutPerLineWork(t *testing.T) {
+	lines := numbered(100 * chunkCap)
+	m := NewMemory()
+	// Replacing with the same slice again is safe here because nothing changes the list between.
+	allocs := testing.AllocsPerRun(5, func() { m.Replace("l", lines) })
+	if maxAllocs := float64(len(lines)/chunkCap + 10); allocs > maxAllocs {
+		t.Fatalf("Replace of %d lines made %.0f allocations, want at most %.0f (one per chunk)",
+			len(lines), allocs, maxAllocs)
+	}
+	checkLines(t, m, "l", lines)
+}
+
+func TestLinesReturnsACopy(t *testing.T) {
+	m := storeWith(months)
+	got, err := m.Lines("l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got[0] = "changed"
+	checkLines(t, m, "l", months)
+	if _, err := m.Lines("missing"); !errors.Is(err, ErrNotLoaded) {
+		t.Fatalf("Lines of an unknown list: %v, want ErrNotLoaded", err)
+	}
+}
+
+func TestResetEmptiesButNeverCreates(t *testing.T) {
+	m := storeWith(months)
+	if !m.Reset("l") {
+		t.Fatal("Reset of an existing list reported false")
+	}
+	checkLines(t, m, "l", []string{})
+	if m.Reset("missing") {
+		t.Fatal("Reset of an unknown list reported true")
+	}
+	if _, err := m.Length("missing"); !errors.Is(err, ErrNotLoaded) {
+		t.Fatalf("Length after Reset of an unknown list: %v, want ErrNotLoaded", err)
+	}
+}
+
+func TestEnsure(t *testing.T) {
+	m := storeWith(months)
+	m.Ensure("l")
+	checkLines(t, m, "l", months)
+	m.Ensure("new")
+	checkLines(t, m, "new", []string{})
+}
+
+func TestLength(t *testing.T) {
+	m := storeWith(months)
+	if n, err := m.Length("l"); n != 6 || err != nil {
+		t.Fatalf("Length = %d, %v; want 6", n, err)
+	}
+	if _, err := m.Length("missing"); !errors.Is(err, ErrNotLoaded) {
+		t.Fatalf("Length of an unknown list: %v, want ErrNotLoaded", err)
+	}
+}
+
+func TestLengthsListsEveryKeySortedByBytes(t *testing.T) {
+	m := NewMemory()
+	if got := m.Lengths(); len(got) != 0 {
+		t.Fatalf("Lengths of a new store = %v, want none", got)
+	}
+	for _, name := range []string{"b", "é", "B", "a", ""} {
+		if err := m.Add(name, "x", Last, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Ensure("c")
+	if err := m.Add("a", "y", Last, false); err != nil {
+		t.Fatal(err)
+	}
+	want := []ListLength{{"", 1}, {"B", 1}, {"a", 2}, {"b", 1}, {"c", 0}, {"é", 1}}
+	if got := m.Lengths(); !slices.Equal(got, want) {
+		t.Fatalf("Lengths = %v, want %v", got, want)
+	}
+}
+
+func TestKeysAreNeverDeleted(t *testing.T) {
+	m := NewMemory()
+	m.Replace("read", []string{"a"})
+	m.Replace("found", []string{"a"})
+	m.Replace("reset", []string{"a"})
+	if _, err := m.Read("read", First, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Find("found", func(string) (bool, error) { return true, nil }, false); err != nil {
+		t.Fatal(err)
+	}
+	m.Reset("reset")
+	want := []ListLength{{"found", 0}, {"read", 0}, {"reset", 0}}
+	if got := m.Lengths(); !slices.Equal(got, want) {
+		t.Fatalf("Lengths = %v, want %v", got, want)
+	}
+	for _, name := range []string{"read", "found", "reset"} {
+		if _, err := m.Read(name, First, 1, false); !errors.Is(err, ErrEmpty) {
+			t.Errorf("Read of emptied %q: %v, want ErrEmpty", name, err)
+		}
+	}
+}
