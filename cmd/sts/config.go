@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts"
+)
+
+// settings is what the sts command runs with.
+type settings struct {
+	bind            string
+	server          sts.Config
+	properties      string // the properties file, if any
+	authTokenFile   string
+	logFormat       string
+	shutdownTimeout time.Duration
+	version         bool
+}
+
+// envPrefix starts the environment variable of each flag: --dataset-dir is STS_DATASET_DIR.
+const envPrefix = "STS_"
+
+// listSeparator separates the entries of a repeatable flag given in the environment:
+// STS_LOAD="users=/data/users.csv;emails=/data/emails.csv".
+const listSeparator = ";"
+
+// propertyFlags maps the original's jmeter.properties keys to our flags.
+var propertyFlags = map[string]string{
+	"jmeterPlugin.sts.port":                        "port",
+	"jmeterPlugin.sts.datasetDirectory":            "dataset-dir",
+	"jmeterPlugin.sts.addTimestamp":                "add-timestamp",
+	"jmeterPlugin.sts.charsetEncodingReadFile":     "charset-read",
+	"jmeterPlugin.sts.charsetEncodingWriteFile":    "charset-write",
+	"jmeterPlugin.sts.charsetEncodingHttpResponse": "charset-response",
+	"jmeterPlugin.sts.initFileAtStartup":           "init-files",
+	"jmeterPlugin.sts.initFileAtStartupRegex":      "init-files-regex",
+}
+
+// booleanProperties are read with Java's Boolean.parseBoolean, as the original does: "true" in
+// any case is true, anything else false.
+var booleanProperties = map[string]bool{"add-timestamp": true, "init-files-regex": true}
+
+// resolveSettings resolves the settings from, in order of precedence, the command-line flags,
+// the environment (STS_<FLAG_NAME>), the properties file and the defaults. usage receives the
+// flags' help text.
+func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (*settings, error) {
+	s := &settings{bind: "0.0.0.0", server: sts.DefaultConfig(), logFormat: "text", shutdownTimeout: 10 * time.Second}
+	fs := flag.NewFlagSet("sts", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	c := &s.server
+	fs.StringVar(&s.bind, "bind", s.bind, "address to listen on")
+	fs.IntVar(&c.Port, "port", c.Port, "port to listen on")
+	fs.StringVar(&c.DatasetDir, "dataset-dir", c.DatasetDir, "directory of the files INITFILE reads and SAVE writes")
+	fs.BoolVar(&c.AddTimestamp, "add-timestamp", c.AddTimestamp, "SAVE's default for ADD_TIMESTAMP")
+	fs.StringVar(&c.InitFiles, "init-files", c.InitFiles, "files of the dataset directory to load at startup: a comma list, or a regular expression with --init-files-regex")
+	fs.BoolVar(&c.InitFilesRegex, "init-files-regex", c.InitFilesRegex, "--init-files is a regular expression over the dataset directory's file names")
+	fs.StringVar(&c.CharsetRead, "charset-read", c.CharsetRead, "charset of the files read (INITFILE, LOAD)")
+	fs.StringVar(&c.CharsetWrite, "charset-write", c.CharsetWrite, "charset of the files written (SAVE, EXPORT)")
+	fs.StringVar(&c.CharsetResponse, "charset-response", c.CharsetResponse, "charset of the answers")
+	fs.StringVar(&s.properties, "properties", "", "a jmeter.properties file whose jmeterPlugin.sts.* keys are read")
+	fs.BoolVar(&c.AllowStop, "allow-stop", c.AllowStop, "let /sts/STOP stop the server")
+	fs.StringVar(&s.authTokenFile, "auth-token-file", "", "file holding the bearer token every /sts request must carry")
+	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body accepted")
+	fs.DurationVar(&c.RegexTimeout, "regex-timeout", c.RegexTimeout, "time limit of each regular-expression match")
+	fs.Var(loadsFlag{&c.Loads}, "load", "LIST=PATH: load the file at PATH into the list LIST at startup (repeatable; "+listSeparator+"-separated in the environment)")
+	fs.Var(loadDirsFlag{&c.LoadDirs}, "load-dir", "DIR=REGEX: load every file of DIR whose name fully matches REGEX under its name at startup (repeatable; "+listSeparator+"-separated in the environment)")
+	fs.StringVar(&s.logFormat, "log-format", s.logFormat, "log format: text or json")
+	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", s.shutdownTimeout, "how long a stop waits for requests in flight")
+	fs.BoolVar(&s.version, "version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := applyEnvironment(fs, set, lookupEnv); err != nil {
+		return nil, err
+	}
+	if s.properties != "" {
+		if err := applyProperties(fs, set, s.properties); err != nil {
+			return nil, err
+		}
+	}
+	if s.logFormat != "text" && s.logFormat != "json" {
+		return nil, fmt.Errorf("--log-format %q: want text or json", s.logFormat)
+	}
+	if s.authTokenFile != "" {
+		token, err := os.ReadFile(s.authTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--auth-token-file: %w", err)
+		}
+		if c.AuthToken = strings.TrimSpace(string(token)); c.AuthToken == "" {
+			return nil, fmt.Errorf("--auth-token-file %s: the file is empty", s.authTokenFile)
+		}
+	}
+	return s, nil
+}
+
+// applyEnvironment sets every flag not given on the command line from its environment variable.
+func applyEnvironment(fs *flag.FlagSet, set map[string]bool, lookupEnv func(string) (string, bool)) error {
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := envPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		value, found := lookupEnv(name)
+		if set[f.Name] || f.Name == "version" || !found {
+			return
+		}
+		values := []string{value}
+		if _, repeatable := f.Value.(listFlag); repeatable {
+			values = strings.FieldsFunc(value, func(r rune) bool { return strings.ContainsRune(listSeparator, r) })
+		}
+		for _, v := range values {
+			if err := fs.Set(f.Name, v); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", name, value, err))
+			}
+		}
+		set[f.Name] = true
+	})
+	return errors.Join(errs...)
+}
+
+// applyProperties sets every flag still unset from the properties file. Values are trimmed, as
+// JMeter does.
+func applyProperties(fs *flag.FlagSet, set map[string]bool, path string) error {
+	props, err := readProperties(path)
+	if err != nil {
+		return fmt.Errorf("--properties: %w", err)
+	}
+	var errs []error
+	for key, name := range propertyFlags {
+		value, found := props[key]
+		if set[name] || !found {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if booleanProperties[name] {
+			value = fmt.Sprint(strings.EqualFold(value, "true"))
+		}
+		if err := fs.Set(name, value); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s=%q: %w", path, key, value, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listFlag marks the repeatable flags, whose environment variable holds several entries.
+type listFlag interface{ repeatable() }
+
+// loadsFlag is --load LIST=PATH.
+type loadsFlag struct{ loads *[]sts.Load }
+
+func (f loadsFlag) repeatable() {}
+
+func (f loadsFlag) String() string {
+	if f.loads == nil {
+		return ""
+	}
+	var parts []string
+	for _, l := range *f.loads {
+		parts = append(parts, l.List+"="+l.Path)
+	}
+	return strings.Join(parts, listSeparator)
+}
+
+func (f loadsFlag) Set(v string) error {
+	list, path, found := strings.Cut(v, "=")
+	if !found || list == "" || path == "" {
+		return fmt.Errorf("want LIST=PATH, got %q", v)
+	}
+	*f.loads = append(*f.loads, sts.Load{List: list, Path: path})
+	return nil
+}
+
+// loadDirsFlag is --load-dir DIR=REGEX; the first '=' splits, so the regex may hold more.
+type loadDirsFlag struct{ dirs *[]sts.LoadDir }
+
+func (f loadDirsFlag) repeatable() {}
+
+func (f loadDirsFlag) String() string {
+	if f.dirs == nil {
+		return ""
+	}
+	var parts []string
+	for _, d := range *f.dirs {
+		parts = append(parts, d.Dir+"="+d.Match)
+	}
+	return strings.Join(parts, listSeparator)
+}
+
+func (f loadDirsFlag) Set(v string) error {
+	dir, match, found := strings.Cut(v, "=")
+	if !found || dir == "" || match == "" {
+		return fmt.Errorf("want DIR=REGEX, got %q", v)
+	}
+	*f.dirs = append(*f.dirs, sts.LoadDir{Dir: dir, Match: match})
+	return nil
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts"
+)
+
+func env(vars map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := vars[name]
+		return v, ok
+	}
+}
+
+func writeTemp(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestDefaults(t *testing.T) {
+	s, err := resolveSettings(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sts.DefaultConfig()
+	if s.bind != "0.0.0.0" || !reflect.DeepEqual(s.server, want) || s.logFormat != "text" {
+		t.Errorf("defaults: bind %q, %+v", s.bind, s.server)
+	}
+	if s.server.Port != 9191 || s.server.DatasetDir != "." || !s.server.AddTimestamp || s.server.CharsetResponse != "UTF-8" || !s.server.AllowStop {
+		t.Errorf("the original's defaults are not kept: %+v", s.server)
+	}
+}
+
+// TestPrecedence checks flags > environment > properties file > defaults, setting by setting.
+func TestPrecedence(t *testing.T) {
+	props := writeTemp(t, "jmeter.properties", strings.Join([]string{
+		"jmeterPlugin.sts.port=1111",
+		"jmeterPlugin.sts.datasetDirectory=/from/properties",
+		"jmeterPlugin.sts.addTimestamp=FALSE",
+		"jmeterPlugin.sts.charsetEncodingReadFile=ISO-8859-1",
+		"jmeterPlugin.sts.charsetEncodingWriteFile=ISO-8859-15",
+		"jmeterPlugin.sts.charsetEncodingHttpResponse=windows-1252",
+		"jmeterPlugin.sts.initFileAtStartup= a.csv,b.csv ",
+		"jmeterPlugin.sts.initFileAtStartupRegex=True",
+		"jmeterPlugin.sts.daemon=false",
+	}, "\n"))
+	token := writeTemp(t, "token", " s3cret\n")
+	environment := map[string]string{
+		"STS_PROPERTIES":      props,
+		"STS_PORT":            "2222",
+		"STS_DATASET_DIR":     "/from/env",
+		"STS_CHARSET_READ":    "UTF-16",
+		"STS_LOAD":            "users=/a/users.csv;emails=/b/emails.csv",
+		"STS_LOAD_DIR":        "/d=.*\\.csv",
+		"STS_AUTH_TOKEN_FILE": token,
+		"STS_REGEX_TIMEOUT":   "250ms",
+		"STS_ALLOW_STOP":      "false",
+	}
+	args := []string{"--port", "3333", "--load", "only=/c/only.csv", "--max-body-bytes", "1024"}
+	s, err := resolveSettings(args, env(environment), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sts.DefaultConfig()
+	want.Port = 3333                                             // flag over env and properties
+	want.DatasetDir = "/from/env"                                // env over properties
+	want.CharsetRead = "UTF-16"                                  // env over properties
+	want.AddTimestamp = false                                    // properties over default
+	want.CharsetWrite = "ISO-8859-15"                            // properties
+	want.CharsetResponse = "windows-1252"                        // properties
+	want.InitFiles = "a.csv,b.csv"                               // properties, trimmed
+	want.InitFilesRegex = true                                   // Boolean.parseBoolean("True")
+	want.Loads = []sts.Load{{List: "only", Path: "/c/only.csv"}} // flag replaces the env list
+	want.LoadDirs = []sts.LoadDir{{Dir: "/d", Match: `.*\.csv`}}
+	want.AuthToken = "s3cret"
+	want.RegexTimeout = 250 * time.Millisecond
+	want.AllowStop = false
+	want.MaxBodyBytes = 1024
+	if !reflect.DeepEqual(s.server, want) {
+		t.Errorf("resolved\n %+v\nwant\n %+v", s.server, want)
+	}
+	s, err = resolveSettings(nil, env(map[string]string{"STS_LOAD": "users=/a/users.csv;emails=/b/x=y.csv"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantLoads := []sts.Load{{List: "users", Path: "/a/users.csv"}, {List: "emails", Path: "/b/x=y.csv"}}; !reflect.DeepEqual(s.server.Loads, wantLoads) {
+		t.Errorf("STS_LOAD: %+v", s.server.Loads)
+	}
+}
+
+func TestBadSettings(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		env  map[string]string
+	}{
+		"bad port flag":       {args: []string{"--port", "x"}},
+		"bad port env":        {env: map[string]string{"STS_PORT": "nine"}},
+		"bad bool env":        {env: map[string]string{"STS_ADD_TIMESTAMP": "maybe"}},
+		"bad load":            {args: []string{"--load", "nopath"}},
+		"bad load-dir env":    {env: map[string]string{"STS_LOAD_DIR": "/d"}},
+		"missing properties":  {args: []string{"--properties", "/nonexistent/jmeter.properties"}},
+		"missing token file":  {args: []string{"--auth-token-file", "/nonexistent/token"}},
+		"extra argument":      {args: []string{"extra"}},
+		"bad log format":      {args: []string{"--log-format", "xml"}},
+		"bad properties port": {args: []string{"--properties", writeTemp(t, "p", "jmeterPlugin.sts.port=abc")}},
+		"empty token file":    {args: []string{"--auth-token-file", writeTemp(t, "t", " \n")}},
+		"bad duration":        {args: []string{"--regex-timeout", "soon"}},
+	} {
+		if _, err := resolveSettings(tc.args, env(tc.env), io.Discard); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package sts
+
+import (
+	"net/http"
+	"strconv"
+)
+
+// config answers CONFIG with the effective settings under the original's keys. Ours never waits
+// on standard input and is always started from the command line, hence demon and startFromCli.
+func (s *Server) config(*request) reply {
+	c := s.cfg
+	return reply{command: cmdConfig, layout: layoutConfig, config: []setting{
+		{"jmeterPlugin.sts.loadAndRunOnStartup", "false"},
+		{"startFromCli", "true"},
+		{"jmeterPlugin.sts.port", strconv.Itoa(c.Port)},
+		{"jmeterPlugin.sts.datasetDirectory", c.DatasetDir},
+		{"jmeterPlugin.sts.addTimestamp", strconv.FormatBool(c.AddTimestamp)},
+		{"jmeterPlugin.sts.demon", "true"},
+		{"jmeterPlugin.sts.charsetEncodingHttpResponse", c.CharsetResponse},
+		{"jmeterPlugin.sts.charsetEncodingReadFile", c.CharsetRead},
+		{"jmeterPlugin.sts.charsetEncodingWriteFile", c.CharsetWrite},
+		{"jmeterPlugin.sts.initFileAtStartup", c.InitFiles},
+		{"jmeterPlugin.sts.initFileAtStartupRegex", strconv.FormatBool(c.InitFilesRegex)},
+		{"databaseIsEmpty", strconv.FormatBool(len(s.store.Lengths()) == 0)},
+	}}
+}
+
+// stopCommand answers STOP; the handler then closes StopRequested. Under the operator a stopped
+// pod would be restarted without its lists, so STOP can be disabled.
+func (s *Server) stopCommand(*request) reply {
+	if !s.cfg.AllowStop {
+		return ko(cmdStop, http.StatusForbidden, reasonStopDisabled, "STOP is disabled on this server !")
+	}
+	return okReply(cmdStop)
+}

@@ -1,0 +1,74 @@
+package sts
+
+import (
+	"net/http"
+	"testing"
+)
+
+func TestAuthentication(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.AuthToken = "s3cret" })
+	refused := []struct {
+		method, target, contentType, body string
+		header                            []string
+	}{
+		{"GET", "/sts/STATUS", "", "", nil},
+		{"GET", "/sts", "", "", nil},
+		{"GET", "/sts/STATUS?TOKEN=wrong", "", "", nil},
+		{"GET", "/sts/STATUS?TOKEN=s3cret2", "", "", nil},
+		{"GET", "/sts/STATUS?TOKEN=", "", "", nil},
+		{"GET", "/sts/STATUS", "", "", []string{"Authorization", "Bearer wrong"}},
+		{"GET", "/sts/STATUS", "", "", []string{"Authorization", "Basic s3cret"}},
+		{"POST", "/sts/ADD", "application/x-www-form-urlencoded", "FILENAME=x&LINE=y&TOKEN=nope", nil},
+	}
+	for _, r := range refused {
+		a := ts.do(t, r.method, r.target, r.contentType, r.body, r.header...)
+		if a.status != http.StatusUnauthorized || a.body != koBody("Unauthorized") || a.header.Get("WWW-Authenticate") != "Bearer" {
+			t.Errorf("%s %s %v: %d %q", r.method, r.target, r.header, a.status, a.body)
+		}
+	}
+	if status, m := ts.getJSON(t, "/sts/STATUS", true); status != http.StatusUnauthorized || m["reason"] != "unauthorized" {
+		t.Errorf("JSON 401: %d %v", status, m)
+	}
+	ts.expect(t, "/sts/STATUS?TOKEN=s3cret", koBody("Database was empty !")) // nothing was added
+
+	accepted := []struct {
+		method, target, contentType, body string
+		header                            []string
+	}{
+		{"GET", "/sts/ADD?FILENAME=x&LINE=1&TOKEN=s3cret", "", "", nil},
+		{"GET", "/sts/ADD?FILENAME=x&LINE=2", "", "", []string{"Authorization", "Bearer s3cret"}},
+		{"GET", "/sts/ADD?FILENAME=x&LINE=3", "", "", []string{"Authorization", "bearer s3cret"}},
+		{"POST", "/sts/ADD", "application/x-www-form-urlencoded", "FILENAME=x&LINE=4&TOKEN=s3cret", nil},
+	}
+	for _, r := range accepted {
+		a := ts.do(t, r.method, r.target, r.contentType, r.body, r.header...)
+		ts.checkCommandAnswer(t, r.target, a)
+		if a.body != okBody("") {
+			t.Errorf("%s %s %v: %q", r.method, r.target, r.header, a.body)
+		}
+	}
+	ts.expect(t, "/sts/LENGTH?FILENAME=x&TOKEN=s3cret", okBody("4"))
+	// Health endpoints stay open.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if a := ts.do(t, http.MethodGet, path, "", ""); a.status == http.StatusUnauthorized {
+			t.Errorf("%s asked for a token", path)
+		}
+	}
+}
+
+func TestHealth(t *testing.T) {
+	ts := startServer(t)
+	if a := ts.do(t, http.MethodGet, "/healthz", "", ""); a.status != http.StatusOK || a.body != "ok" {
+		t.Errorf("/healthz: %d %q", a.status, a.body)
+	}
+	if a := ts.do(t, http.MethodGet, "/readyz", "", ""); a.status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before startup loading: %d %q", a.status, a.body)
+	}
+	ts.srv.LoadAtStartup()
+	if a := ts.do(t, http.MethodGet, "/readyz", "", ""); a.status != http.StatusOK || a.body != "ok" {
+		t.Errorf("/readyz after startup loading: %d %q", a.status, a.body)
+	}
+	if a := ts.do(t, http.MethodGet, "/healthz", "", ""); a.status != http.StatusOK {
+		t.Errorf("/healthz: %d", a.status)
+	}
+}

@@ -1,0 +1,230 @@
+package sts
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// The list commands. Each checks its parameters in the original's order, with the original's
+// messages; enumerated values are upper case only, and a present but empty value is invalid.
+
+// enumParam returns the value of an enumerated parameter: def when it is absent, ok=false when
+// it is present but not one of values.
+func enumParam[T any](params map[string]string, name string, def T, values map[string]T) (T, bool) {
+	raw, present := params[name]
+	if !present {
+		return def, true
+	}
+	v, ok := values[raw]
+	return v, ok
+}
+
+var (
+	readModes   = map[string]store.Position{"FIRST": store.First, "LAST": store.Last, "RANDOM": store.Random}
+	addModes    = map[string]store.Position{"FIRST": store.First, "LAST": store.Last}
+	trueOrFalse = map[string]bool{"TRUE": true, "FALSE": false}
+)
+
+// listToRead checks the first steps shared by READ, READMULTI and FIND: FILENAME present, the
+// list loaded and not empty. The emptiness check comes before any other parameter is validated.
+func (s *Server) listToRead(command string, params map[string]string) (string, *reply) {
+	name, present := params["FILENAME"]
+	if !present {
+		rep := koMissing(command, "FILENAME")
+		return "", &rep
+	}
+	n, err := s.store.Length(name)
+	if err == nil && n == 0 {
+		err = store.ErrEmpty
+	}
+	if err != nil {
+		rep := storeFailure(command, name, err)
+		return "", &rep
+	}
+	return name, nil
+}
+
+// readOptions parses READ_MODE and KEEP, shared by READ and READMULTI.
+func readOptions(command string, params map[string]string) (store.Position, bool, *reply) {
+	pos, ok := enumParam(params, "READ_MODE", store.First, readModes)
+	if !ok {
+		rep := koInvalid(command, "READ_MODE value has to be FIRST, LAST or RANDOM !")
+		return 0, false, &rep
+	}
+	keep, ok := enumParam(params, "KEEP", true, trueOrFalse)
+	if !ok {
+		rep := koInvalid(command, "KEEP value has to be TRUE or FALSE !")
+		return 0, false, &rep
+	}
+	return pos, keep, nil
+}
+
+func (s *Server) read(req *request) reply {
+	name, fail := s.listToRead(cmdRead, req.params)
+	if fail != nil {
+		return *fail
+	}
+	pos, keep, fail := readOptions(cmdRead, req.params)
+	if fail != nil {
+		return *fail
+	}
+	lines, err := s.store.Read(name, pos, 1, keep)
+	if err != nil {
+		return storeFailure(cmdRead, name, err)
+	}
+	return okValue(cmdRead, lines[0])
+}
+
+func (s *Server) readMulti(req *request) reply {
+	name, fail := s.listToRead(cmdReadMulti, req.params)
+	if fail != nil {
+		return *fail
+	}
+	pos, keep, fail := readOptions(cmdReadMulti, req.params)
+	if fail != nil {
+		return *fail
+	}
+	raw, present := req.params["NB_LINES"]
+	n, parsed := parseJavaInt(raw, 10)
+	if !present {
+		raw = "null" // Java prints the missing String as "null"
+	}
+	if !parsed {
+		return koInvalid(cmdReadMulti, "Can't parse integer parameter NB_LINES : "+raw+" !")
+	}
+	if n < 1 {
+		return koInvalid(cmdReadMulti, "Parameter NB_LINES must be greater or equals than 1 : "+raw+" !")
+	}
+	lines, err := s.store.Read(name, pos, int(n), keep)
+	if err != nil {
+		return storeFailure(cmdReadMulti, name, err)
+	}
+	return reply{command: cmdReadMulti, layout: layoutMulti, values: lines}
+}
+
+var findModes = map[string]string{"SUBSTRING": "SUBSTRING", "EQUALS": "EQUALS", "REGEX_FIND": "REGEX_FIND", "REGEX_MATCH": "REGEX_MATCH"}
+
+func (s *Server) find(req *request) reply {
+	name, fail := s.listToRead(cmdFind, req.params)
+	if fail != nil {
+		return *fail
+	}
+	line := req.params["LINE"]
+	if line == "" {
+		return ko(cmdFind, http.StatusBadRequest, reasonMissingParameter, "Cant't find empty line !")
+	}
+	mode, ok := enumParam(req.params, "FIND_MODE", "SUBSTRING", findModes)
+	if !ok {
+		return koInvalid(cmdFind, "FIND_MODE value has to be EQUALS, SUBSTRING, REGEX_FIND or REGEX_MATCH !")
+	}
+	keep, ok := enumParam(req.params, "KEEP", true, trueOrFalse)
+	if !ok {
+		return koInvalid(cmdFind, "KEEP has to be TRUE or FALSE !")
+	}
+	match, err := s.matcher(mode, line)
+	if err != nil {
+		return ko(cmdFind, http.StatusBadRequest, reasonRegex, "Regex compile error !")
+	}
+	found, err := s.store.Find(name, match, keep)
+	if err != nil {
+		return storeFailure(cmdFind, name, err)
+	}
+	return okValue(cmdFind, found)
+}
+
+// matcher returns FIND's test of a line. The regular expression is compiled once; each match is
+// bounded by the regex timeout, and the first timeout ends the scan.
+func (s *Server) matcher(mode, line string) (func(string) (bool, error), error) {
+	switch mode {
+	case "EQUALS":
+		return func(l string) (bool, error) { return l == line, nil }, nil
+	case "SUBSTRING":
+		return func(l string) (bool, error) { return strings.Contains(l, line), nil }, nil
+	}
+	re, err := javaregex.Compile(line, s.cfg.RegexTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if mode == "REGEX_MATCH" {
+		return re.Match, nil
+	}
+	return re.Find, nil
+}
+
+func (s *Server) add(req *request) reply {
+	name, present := req.params["FILENAME"]
+	if !present {
+		return koMissing(cmdAdd, "FILENAME")
+	}
+	line, present := req.params["LINE"]
+	if !present {
+		return koMissing(cmdAdd, "LINE")
+	}
+	pos, ok := enumParam(req.params, "ADD_MODE", store.First, addModes)
+	if !ok {
+		s.store.Ensure(name) // the original creates the list before it validates the mode
+		return koInvalid(cmdAdd, "ADD_MODE value has to be FIRST or LAST !")
+	}
+	unique, ok := enumParam(req.params, "UNIQUE", false, trueOrFalse)
+	if !ok {
+		s.store.Ensure(name)
+		return koInvalid(cmdAdd, "UNIQUE value has to be TRUE or FALSE !")
+	}
+	if err := s.store.Add(name, line, pos, unique); err != nil {
+		return storeFailure(cmdAdd, name, err)
+	}
+	return okReply(cmdAdd)
+}
+
+func (s *Server) length(req *request) reply {
+	name, present := req.params["FILENAME"]
+	if !present {
+		return koMissing(cmdLength, "FILENAME")
+	}
+	n, err := s.store.Length(name)
+	if err != nil {
+		return storeFailure(cmdLength, name, err)
+	}
+	return okLength(cmdLength, n)
+}
+
+func (s *Server) status(*request) reply {
+	return reply{command: cmdStatus, layout: layoutStatus, lists: s.store.Lengths()}
+}
+
+func (s *Server) reset(req *request) reply {
+	name, present := req.params["FILENAME"]
+	if !present {
+		return koMissing(cmdReset, "FILENAME")
+	}
+	s.store.Reset(name)
+	return okReply(cmdReset)
+}
+
+// storeFailure turns a store error into the original's KO.
+func storeFailure(command, name string, err error) reply {
+	var short *store.ShortListError
+	switch {
+	case errors.Is(err, store.ErrNotLoaded):
+		return koNotLoaded(command, name)
+	case errors.Is(err, store.ErrEmpty):
+		return koEmpty(command)
+	case errors.As(err, &short):
+		return ko(command, http.StatusNotFound, reasonShortList,
+			fmt.Sprintf("Number lines to read greater than file size, %d greater than %d !", short.Want, short.Have))
+	case errors.Is(err, store.ErrNoMatch):
+		return ko(command, http.StatusNotFound, reasonNoMatch, "Not find !")
+	case errors.Is(err, store.ErrDuplicate):
+		return ko(command, http.StatusConflict, reasonDuplicate, "ENTRY already exists !")
+	case errors.Is(err, javaregex.ErrTimeout):
+		return ko(command, http.StatusBadRequest, reasonRegexTimeout, "Regex evaluation timed out !")
+	case errors.Is(err, javaregex.ErrTooComplex):
+		return ko(command, http.StatusBadRequest, reasonRegexTooComplex, "Regex needs too much backtracking !")
+	}
+	return ko(command, http.StatusInternalServerError, reasonIO, err.Error())
+}

@@ -1,0 +1,112 @@
+package sts
+
+import "time"
+
+// Config is the table server's configuration. Start from DefaultConfig: the zero value of the
+// boolean fields is not the original's default.
+type Config struct {
+	// Port is the port the server listens on; CONFIG prints it.
+	Port int
+	// DatasetDir is where INITFILE reads and SAVE writes files (the original's datasetDirectory).
+	DatasetDir string
+	// AddTimestamp is SAVE's default for ADD_TIMESTAMP.
+	AddTimestamp bool
+	// CharsetRead, CharsetWrite and CharsetResponse name the charsets of files read (INITFILE,
+	// LOAD), files written (SAVE, EXPORT) and answers. Empty means UTF-8.
+	CharsetRead, CharsetWrite, CharsetResponse string
+	// InitFiles is the original's initFileAtStartup: a comma-separated list of files in
+	// DatasetDir, or with InitFilesRegex a regular expression that file names must fully match.
+	InitFiles string
+	// InitFilesRegex makes InitFiles a regular expression.
+	InitFilesRegex bool
+	// Loads are files at any path, each loaded at startup under its own list name.
+	Loads []Load
+	// LoadDirs are directories whose matching files are loaded at startup, each under its file
+	// name.
+	LoadDirs []LoadDir
+	// AllowStop lets /sts/STOP stop the server; when false STOP answers a KO.
+	AllowStop bool
+	// AuthToken, when not empty, is the bearer token every /sts request must carry, in an
+	// "Authorization: Bearer" header or a TOKEN parameter.
+	AuthToken string
+	// MaxBodyBytes limits request bodies; a larger one is answered with HTTP 413.
+	MaxBodyBytes int64
+	// RegexTimeout bounds each regular-expression match of FIND and of startup loading.
+	RegexTimeout time.Duration
+	// ReadHeaderTimeout, ReadTimeout and IdleTimeout drop clients that send their request head,
+	// their whole request, or their next keep-alive request too slowly.
+	ReadHeaderTimeout, ReadTimeout, IdleTimeout time.Duration
+}
+
+// Load is a file loaded at startup into a list.
+type Load struct {
+	List string // list name, the FILENAME clients use
+	Path string // file path, absolute or relative to the working directory
+}
+
+// LoadDir is a directory of files loaded at startup, each regular file directly in Dir whose
+// name fully matches the regular expression Match being loaded under its file name.
+type LoadDir struct {
+	Dir   string
+	Match string
+}
+
+// Defaults of the settings that the original does not have.
+const (
+	DefaultPort              = 9191
+	DefaultMaxBodyBytes      = 16 << 20
+	DefaultRegexTimeout      = time.Second
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultReadTimeout       = 2 * time.Minute
+	// DefaultIdleTimeout is well above the 4.9 s after which JMeter revalidates an idle
+	// keep-alive connection, so that JMeter never sends on a connection we are closing.
+	DefaultIdleTimeout = time.Minute
+	// MaxHeaderBytes is the largest request head accepted; a larger one gets HTTP 431.
+	MaxHeaderBytes = 64 << 10
+)
+
+// DefaultConfig returns the original's defaults plus ours.
+func DefaultConfig() Config {
+	return Config{
+		Port:              DefaultPort,
+		DatasetDir:        ".",
+		AddTimestamp:      true,
+		CharsetRead:       "UTF-8",
+		CharsetWrite:      "UTF-8",
+		CharsetResponse:   "UTF-8",
+		AllowStop:         true,
+		MaxBodyBytes:      DefaultMaxBodyBytes,
+		RegexTimeout:      DefaultRegexTimeout,
+		ReadHeaderTimeout: DefaultReadHeaderTimeout,
+		ReadTimeout:       DefaultReadTimeout,
+		IdleTimeout:       DefaultIdleTimeout,
+	}
+}
+
+// withDefaults fills the fields whose zero value means "not set".
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	fill := func(v *string, def string) {
+		if *v == "" {
+			*v = def
+		}
+	}
+	fill(&c.DatasetDir, d.DatasetDir)
+	fill(&c.CharsetRead, d.CharsetRead)
+	fill(&c.CharsetWrite, d.CharsetWrite)
+	fill(&c.CharsetResponse, d.CharsetResponse)
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = d.MaxBodyBytes
+	}
+	for _, dur := range []struct{ v, def *time.Duration }{
+		{&c.RegexTimeout, &d.RegexTimeout},
+		{&c.ReadHeaderTimeout, &d.ReadHeaderTimeout},
+		{&c.ReadTimeout, &d.ReadTimeout},
+		{&c.IdleTimeout, &d.IdleTimeout},
+	} {
+		if *dur.v <= 0 {
+			*dur.v = *dur.def
+		}
+	}
+	return c
+}

@@ -1,0 +1,121 @@
+package sts
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// The commands that move lists between files and the store. File I/O runs outside any list
+// lock: INITFILE reads the whole file before it replaces the list, SAVE writes a copy.
+
+func (s *Server) initFile(req *request) reply {
+	name, present := req.params["FILENAME"]
+	if !present {
+		return koMissing(cmdInitFile, "FILENAME")
+	}
+	return s.initFileNamed(name)
+}
+
+// initFileNamed loads the dataset file name into the list of the same name: INITFILE, and the
+// startup loading of initFileAtStartup.
+func (s *Server) initFileNamed(name string) reply {
+	if err := datafile.ValidateName(name); err != nil {
+		return nameFailure(cmdInitFile, err)
+	}
+	lines, err := datafile.ReadLines(s.cfg.DatasetDir, name, s.charset.read)
+	if errors.Is(err, datafile.ErrFileNotFound) {
+		return ko(cmdInitFile, http.StatusNotFound, reasonFileNotFound, "file not found !")
+	}
+	if err != nil {
+		return ko(cmdInitFile, http.StatusInternalServerError, reasonIO, err.Error())
+	}
+	n := len(lines)
+	s.store.Replace(name, lines)
+	return okLength(cmdInitFile, n)
+}
+
+// nameFailure is the original's KO for a file name that INITFILE and SAVE refuse.
+func nameFailure(command string, err error) reply {
+	if errors.Is(err, datafile.ErrNameTooLong) {
+		return ko(command, http.StatusBadRequest, reasonNameTooLong, "Maximum size reached (128) !")
+	}
+	return ko(command, http.StatusBadRequest, reasonIllegalName, "Illegal character found !")
+}
+
+func (s *Server) save(req *request) reply {
+	name, present := req.params["FILENAME"]
+	if !present {
+		return koMissing(cmdSave, "FILENAME")
+	}
+	if err := datafile.ValidateName(name); err != nil {
+		return nameFailure(cmdSave, err)
+	}
+	lines, err := s.store.Lines(name)
+	if err != nil {
+		return ko(cmdSave, http.StatusNotFound, reasonNotLoaded, "LinkedList not found !")
+	}
+	timestamp := s.cfg.AddTimestamp
+	if raw, present := req.params["ADD_TIMESTAMP"]; present {
+		timestamp = javaBoolean(raw)
+	}
+	target := name
+	if timestamp {
+		target = datafile.TimestampedName(s.now(), name)
+	}
+	if err := datafile.Save(s.cfg.DatasetDir, target, lines, s.charset.write); err != nil {
+		return ko(cmdSave, http.StatusInternalServerError, reasonIO, err.Error())
+	}
+	return okLength(cmdSave, len(lines))
+}
+
+// loadModes are the ways LOAD puts a file into a list.
+var loadModes = map[string]string{"REPLACE": "REPLACE", "FIRST": "FIRST", "LAST": "LAST"}
+
+// load is the bulk-load extension: POST /sts/LOAD?FILENAME=<list>&MODE=REPLACE|FIRST|LAST with a
+// whole file as the body, decoded with the read charset and split like INITFILE splits a file.
+// FIRST puts the file's lines before the list's, in file order; LAST after them. Like ADD, it
+// accepts any list name, since no file is named.
+func (s *Server) load(req *request) reply {
+	name, present := req.params["FILENAME"]
+	if !present {
+		return koMissing(cmdLoad, "FILENAME")
+	}
+	mode, ok := enumParam(req.params, "MODE", "REPLACE", loadModes)
+	if !ok {
+		return koInvalid(cmdLoad, "MODE value has to be REPLACE, FIRST or LAST !")
+	}
+	lines := datafile.SplitLines(s.charset.read.Decode(string(req.body)))
+	n := len(lines)
+	switch mode {
+	case "REPLACE":
+		s.store.Replace(name, lines)
+	case "FIRST":
+		s.store.Ensure(name)
+		for i := n - 1; i >= 0; i-- {
+			_ = s.store.Add(name, lines[i], store.First, false) // only unique adds fail
+		}
+	case "LAST":
+		s.store.Ensure(name)
+		for _, line := range lines {
+			_ = s.store.Add(name, line, store.Last, false)
+		}
+	}
+	return okLength(cmdLoad, n)
+}
+
+// export is the extension GET /sts/EXPORT?FILENAME=<list>: the list as text, one line and "\n"
+// each, in the write charset, without consuming anything.
+func (s *Server) export(req *request) reply {
+	name, present := req.params["FILENAME"]
+	if !present {
+		return koMissing(cmdExport, "FILENAME")
+	}
+	lines, err := s.store.Lines(name)
+	if err != nil {
+		return koNotLoaded(cmdExport, name)
+	}
+	return reply{command: cmdExport, layout: layoutExport, values: lines}
+}

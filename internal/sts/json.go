@@ -1,0 +1,86 @@
+package sts
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+)
+
+// jsonAnswer is the JSON form of an answer, sent instead of the original's HTML when the client
+// asks for it (Accept: application/json, or FORMAT=JSON). Fields that do not apply are omitted.
+//
+//	ok       always   whether the command succeeded
+//	command  always   the command name (READ, STATUS, ...)
+//	value             READ, FIND: the line
+//	values            READMULTI: the lines, in pick order
+//	length            LENGTH; INITFILE and LOAD: lines loaded; SAVE: lines written
+//	lists, total      STATUS: every list with its length, sorted by name, and the sum
+//	config            CONFIG: the settings under the original's keys
+//	error, reason     on failure: the original's message and one word for programs
+//
+// The HTTP status says the outcome too: 200 OK; 400 missing or invalid parameter, regex error;
+// 401 bad token; 403 STOP disabled; 404 unknown list, empty list, not enough lines, no match,
+// unknown command, file not found; 409 duplicate on UNIQUE; 413 body too large; 500 I/O error.
+type jsonAnswer struct {
+	OK      bool              `json:"ok"`
+	Command string            `json:"command"`
+	Value   *string           `json:"value,omitempty"`
+	Values  []string          `json:"values,omitzero"`
+	Length  *int              `json:"length,omitempty"`
+	Lists   []jsonList        `json:"lists,omitzero"`
+	Total   *int              `json:"total,omitempty"`
+	Config  map[string]string `json:"config,omitzero"`
+	Error   string            `json:"error,omitempty"`
+	Reason  string            `json:"reason,omitempty"`
+}
+
+// jsonList is one list of a STATUS answer.
+type jsonList struct {
+	Name   string `json:"name"`
+	Length int    `json:"length"`
+}
+
+func newJSONAnswer(rep *reply) jsonAnswer {
+	a := jsonAnswer{OK: rep.fail == nil, Command: rep.command, Value: rep.value, Values: rep.values, Length: rep.length}
+	if rep.fail != nil {
+		a.Error, a.Reason = rep.fail.message, rep.fail.reason
+		return a
+	}
+	switch rep.layout {
+	case layoutStatus:
+		a.Lists = make([]jsonList, 0, len(rep.lists)) // an empty server lists [], not null
+		total := 0
+		for _, l := range rep.lists {
+			a.Lists = append(a.Lists, jsonList{Name: l.Name, Length: l.Length})
+			total += l.Length
+		}
+		a.Total = &total
+	case layoutConfig:
+		a.Config = make(map[string]string, len(rep.config))
+		for _, c := range rep.config {
+			a.Config[c.key] = c.value
+		}
+	}
+	return a
+}
+
+// writeJSON sends rep's JSON form, always UTF-8 as JSON requires.
+func writeJSON(w http.ResponseWriter, rep *reply) {
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(newJSONAnswer(rep)) // strings, numbers and bools only: it cannot fail
+	status := http.StatusOK
+	if rep.fail != nil {
+		status = rep.fail.status
+	}
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = cacheControl
+	h["Pragma"] = pragma
+	h["Expires"] = expires
+	h["Content-Length"] = []string{strconv.Itoa(body.Len())}
+	w.WriteHeader(status)
+	_, _ = w.Write(body.Bytes())
+}

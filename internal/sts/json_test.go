@@ -1,0 +1,88 @@
+package sts
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+)
+
+// getJSON sends a GET with the JSON opt-in (the Accept header, or FORMAT=JSON already in the
+// target) and decodes the answer into a generic map, so that absent fields are seen as absent.
+func (ts *testServer) getJSON(t *testing.T, target string, viaHeader bool) (int, map[string]any) {
+	t.Helper()
+	var header []string
+	if viaHeader {
+		header = []string{"Accept", "text/html;q=0.5, application/json"}
+	}
+	a := ts.do(t, http.MethodGet, target, "", "", header...)
+	if ct := a.header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("%s: Content-Type %q", target, ct)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(a.body), &m); err != nil {
+		t.Fatalf("%s: %v in %q", target, err, a.body)
+	}
+	return a.status, m
+}
+
+func TestJSONForm(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.AllowStop = false })
+	// The empty server's STATUS, which the operator polls.
+	status, m := ts.getJSON(t, "/sts/STATUS", true)
+	if want := map[string]any{"ok": true, "command": "STATUS", "lists": []any{}, "total": 0.0}; status != 200 || !reflect.DeepEqual(m, want) {
+		t.Errorf("empty STATUS: %d %v", status, m)
+	}
+	ts.loadList(t, "a.txt", "one", "two", "three")
+	ts.get(t, "/sts/ADD?FILENAME=b&LINE=x")
+
+	tests := []struct {
+		target string
+		status int
+		want   map[string]any
+	}{
+		{"/sts/READ?FILENAME=a.txt&FORMAT=JSON", 200, map[string]any{"ok": true, "command": "READ", "value": "one"}},
+		{"/sts/READMULTI?FILENAME=a.txt&NB_LINES=2&FORMAT=JSON", 200, map[string]any{"ok": true, "command": "READMULTI", "values": []any{"two", "three"}}},
+		{"/sts/LENGTH?FILENAME=a.txt&FORMAT=JSON", 200, map[string]any{"ok": true, "command": "LENGTH", "length": 3.0}},
+		{"/sts/FIND?FILENAME=a.txt&LINE=one&FORMAT=JSON", 200, map[string]any{"ok": true, "command": "FIND", "value": "one"}},
+		{"/sts/ADD?FILENAME=b&LINE=y&FORMAT=JSON", 200, map[string]any{"ok": true, "command": "ADD"}},
+		{"/sts/STATUS?FORMAT=JSON", 200, map[string]any{"ok": true, "command": "STATUS", "total": 5.0,
+			"lists": []any{map[string]any{"name": "a.txt", "length": 3.0}, map[string]any{"name": "b", "length": 2.0}}}},
+		{"/sts/INITFILE?FILENAME=a.txt&FORMAT=JSON", 200, map[string]any{"ok": true, "command": "INITFILE", "length": 3.0}},
+		{"/sts/RESET?FILENAME=none&FORMAT=JSON", 200, map[string]any{"ok": true, "command": "RESET"}},
+		{"/sts/READ?FORMAT=JSON", 400, koJSON("READ", "FILENAME parameter was missing !", "missing_parameter")},
+		{"/sts/READ?FILENAME=a.txt&KEEP=no&FORMAT=JSON", 400, koJSON("READ", "KEEP value has to be TRUE or FALSE !", "invalid_parameter")},
+		{"/sts/FIND?FILENAME=a.txt&LINE=(&FIND_MODE=REGEX_FIND&FORMAT=JSON", 400, koJSON("FIND", "Regex compile error !", "regex_error")},
+		{"/sts/INITFILE?FILENAME=..&FORMAT=JSON", 400, koJSON("INITFILE", "Illegal character found !", "illegal_name")},
+		{"/sts/READ?FILENAME=zz&FORMAT=JSON", 404, koJSON("READ", "zz not loaded yet !", "not_loaded")},
+		{"/sts/READMULTI?FILENAME=a.txt&NB_LINES=9&FORMAT=JSON", 404, koJSON("READMULTI", "Number lines to read greater than file size, 9 greater than 3 !", "short_list")},
+		{"/sts/FIND?FILENAME=a.txt&LINE=nothing&FORMAT=JSON", 404, koJSON("FIND", "Not find !", "no_match")},
+		{"/sts/INITFILE?FILENAME=nofile&FORMAT=JSON", 404, koJSON("INITFILE", "file not found !", "file_not_found")},
+		{"/sts/SAVE?FILENAME=zz&FORMAT=JSON", 404, koJSON("SAVE", "LinkedList not found !", "not_loaded")},
+		{"/sts/NOPE?FORMAT=JSON", 404, koJSON("NOPE", "unknown command !", "unknown_command")},
+		{"/sts/ADD?FILENAME=b&LINE=x&UNIQUE=TRUE&FORMAT=JSON", 409, koJSON("ADD", "ENTRY already exists !", "duplicate")},
+		{"/sts/STOP?FORMAT=JSON", 403, koJSON("STOP", "STOP is disabled on this server !", "stop_disabled")},
+	}
+	for _, tt := range tests {
+		status, m := ts.getJSON(t, tt.target, false)
+		if status != tt.status || !reflect.DeepEqual(m, tt.want) {
+			t.Errorf("%s: %d %v\nwant %d %v", tt.target, status, m, tt.status, tt.want)
+		}
+	}
+	ts.get(t, "/sts/RESET?FILENAME=b")
+	ts.get(t, "/sts/READ?FILENAME=a.txt&KEEP=FALSE")
+	ts.get(t, "/sts/READMULTI?FILENAME=a.txt&KEEP=FALSE&NB_LINES=2")
+	if status, m := ts.getJSON(t, "/sts/READ?FILENAME=a.txt", true); status != 404 || m["reason"] != "empty" {
+		t.Errorf("empty list: %d %v", status, m)
+	}
+	status, m = ts.getJSON(t, "/sts/CONFIG?FORMAT=JSON", false)
+	if config, _ := m["config"].(map[string]any); status != 200 || config["jmeterPlugin.sts.port"] != "9191" || config["databaseIsEmpty"] != "false" {
+		t.Errorf("CONFIG: %d %v", status, m)
+	}
+	// Other FORMAT values are ordinary parameters: the original's answer.
+	ts.expect(t, "/sts/LENGTH?FILENAME=a.txt&FORMAT=json", okBody("0"))
+}
+
+func koJSON(command, message, reason string) map[string]any {
+	return map[string]any{"ok": false, "command": command, "error": message, "reason": reason}
+}

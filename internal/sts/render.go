@@ -1,0 +1,144 @@
+package sts
+
+import (
+	"bufio"
+	"net/http"
+	"strconv"
+)
+
+// The original's HTML bodies. Nothing is escaped: lines and names go out raw, as the original
+// sends them and as plans' regular expressions expect.
+const (
+	okHead     = "<html><title>OK</title>\n<body>"
+	koHead     = "<html><title>KO</title>\n<body>Error : "
+	bodyEnd    = "</body>\n</html>"
+	bodyEndRaw = "</body></html>" // STATUS and CONFIG end without the "\n"
+	lineBreak  = "<br />\n"
+)
+
+// Headers every answer carries, shared read-only slices so that the hot path allocates less.
+var (
+	cacheControl = []string{"no-cache, no-store, must-revalidate"}
+	pragma       = []string{"no-cache"}
+	expires      = []string{"0"}
+	jsonType     = []string{"application/json"}
+)
+
+// renderHTML returns the original's body for rep.
+func renderHTML(rep *reply) []byte {
+	if rep.fail != nil {
+		return koHTML(rep.fail.message)
+	}
+	switch rep.layout {
+	case layoutMulti:
+		b := append(make([]byte, 0, 64), okHead+"\n"...)
+		for _, line := range rep.values {
+			b = append(append(b, line...), lineBreak...)
+		}
+		return append(b, bodyEnd...)
+	case layoutStatus:
+		if len(rep.lists) == 0 {
+			return koHTML("Database was empty !")
+		}
+		b := append(make([]byte, 0, 64), okHead+"\n"...)
+		for _, l := range rep.lists {
+			b = append(append(append(b, l.Name...), " = "...), strconv.Itoa(l.Length)...)
+			b = append(b, lineBreak...)
+		}
+		return append(b, bodyEndRaw...)
+	case layoutConfig:
+		b := append(make([]byte, 0, 512), okHead+"\n"...)
+		for i, c := range rep.config {
+			b = append(append(append(b, c.key...), '='), c.value...)
+			// The original prints its first two settings on one line.
+			if i == 0 {
+				b = append(b, "<br />"...)
+			} else {
+				b = append(b, lineBreak...)
+			}
+		}
+		return append(b, bodyEndRaw...)
+	case layoutHelp:
+		return []byte(rep.text())
+	}
+	text := rep.text()
+	b := make([]byte, 0, len(okHead)+len(text)+len(bodyEnd))
+	return append(append(append(b, okHead...), text...), bodyEnd...)
+}
+
+func koHTML(message string) []byte {
+	b := make([]byte, 0, len(koHead)+len(message)+len(bodyEnd))
+	return append(append(append(b, koHead...), message...), bodyEnd...)
+}
+
+// write sends rep in the form the client asked for; htmlStatus is the status of the HTML form
+// (200 for every command, as the original).
+func (s *Server) write(w http.ResponseWriter, req *request, rep reply, htmlStatus int) {
+	switch {
+	case rep.layout == layoutExport && rep.fail == nil:
+		s.writeExport(w, rep.values)
+	case req.json && rep.layout != layoutHelp:
+		writeJSON(w, &rep)
+	default:
+		s.writeHTML(w, htmlStatus, encodeText(s.charset.response, renderHTML(&rep)))
+	}
+}
+
+// writeHTML sends an HTML body with one Content-Type (the original sends two; clients use the
+// last, which is this one) and the original's no-cache headers. Content-Length is set
+// explicitly so that HEAD answers carry the length of the body they omit.
+func (s *Server) writeHTML(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h["Content-Type"] = s.htmlContentType
+	h["Cache-Control"] = cacheControl
+	h["Pragma"] = pragma
+	h["Expires"] = expires
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	w.WriteHeader(status)
+	_, _ = w.Write(body) // a client that went away is no error of ours
+}
+
+// writeExport streams lines as text in the write charset, one line and "\n" each.
+func (s *Server) writeExport(w http.ResponseWriter, lines []string) {
+	h := w.Header()
+	h["Content-Type"] = []string{"text/plain; charset=" + s.cfg.CharsetWrite}
+	h["Cache-Control"] = cacheControl
+	h["Pragma"] = pragma
+	h["Expires"] = expires
+	w.WriteHeader(http.StatusOK)
+	out := bufio.NewWriterSize(encodeWriter(s.charset.write, w), 64<<10)
+	for _, line := range lines {
+		if _, err := out.WriteString(line); err != nil {
+			return
+		}
+		if err := out.WriteByte('\n'); err != nil {
+			return
+		}
+	}
+	_ = out.Flush()
+}
+
+// writePlain sends a text/plain answer: the health endpoints, and the original's transport
+// errors, which carry no cache headers.
+func writePlain(w http.ResponseWriter, status int, text string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=UTF-8")
+	h.Set("Content-Length", strconv.Itoa(len(text)))
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(text))
+}
+
+// writeRequestError answers a request that could not be parsed. A KO body is in the JSON form
+// only when the Accept header asked for it, since the parameters could not be read.
+func (s *Server) writeRequestError(w http.ResponseWriter, r *http.Request, e *requestError) {
+	if e.plain {
+		writePlain(w, e.status, e.message)
+		return
+	}
+	reason := reasonBadRequest
+	if e.status == http.StatusRequestEntityTooLarge {
+		reason = reasonTooLarge
+	}
+	req := &request{json: wantsJSON(r, nil)}
+	s.write(w, req, ko("", e.status, reason, e.message), e.status)
+}

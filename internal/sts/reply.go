@@ -1,0 +1,106 @@
+package sts
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// layout is how the HTML form lays out a successful answer.
+type layout int
+
+const (
+	layoutText   layout = iota // OK(text)
+	layoutMulti                // READMULTI: one "line<br />" per line
+	layoutStatus               // STATUS: one "name = length<br />" per list
+	layoutConfig               // CONFIG: one "key=value<br />" per setting
+	layoutHelp                 // the help page, which is HTML of its own
+	layoutExport               // EXPORT: the lines as plain text
+)
+
+// reply is what a command produced, before it is rendered in the original's HTML or as JSON.
+type reply struct {
+	command string
+	fail    *failure // nil when the command succeeded
+	layout  layout
+	value   *string            // READ, FIND
+	values  []string           // READMULTI; EXPORT's lines
+	length  *int               // LENGTH, INITFILE, LOAD, SAVE
+	lists   []store.ListLength // STATUS
+	config  []setting          // CONFIG
+}
+
+// setting is one line of the CONFIG answer.
+type setting struct{ key, value string }
+
+// text is the content of OK(...) for the single-value layout.
+func (rep *reply) text() string {
+	switch {
+	case rep.value != nil:
+		return *rep.value
+	case rep.length != nil:
+		return strconv.Itoa(*rep.length)
+	}
+	return ""
+}
+
+// failure is a KO answer: the original's message, and what the JSON form adds to it.
+type failure struct {
+	message string // the text after "Error : "
+	reason  string // one word, for programs (JSON "reason")
+	status  int    // the HTTP status of the JSON form; the HTML form answers 200 as the original
+}
+
+// Reasons of the JSON form, one per kind of failure.
+const (
+	reasonMissingParameter = "missing_parameter"
+	reasonInvalidParameter = "invalid_parameter"
+	reasonIllegalName      = "illegal_name"
+	reasonNameTooLong      = "name_too_long"
+	reasonNotLoaded        = "not_loaded"
+	reasonEmpty            = "empty"
+	reasonShortList        = "short_list"
+	reasonNoMatch          = "no_match"
+	reasonDuplicate        = "duplicate"
+	reasonRegex            = "regex_error"
+	reasonRegexTimeout     = "regex_timeout"
+	reasonRegexTooComplex  = "regex_too_complex"
+	reasonFileNotFound     = "file_not_found"
+	reasonIO               = "io_error"
+	reasonUnknownCommand   = "unknown_command"
+	reasonStopDisabled     = "stop_disabled"
+	reasonUnauthorized     = "unauthorized"
+	reasonBadRequest       = "bad_request"
+	reasonTooLarge         = "too_large"
+)
+
+func okReply(command string) reply { return reply{command: command} }
+
+func okValue(command, value string) reply { return reply{command: command, value: &value} }
+
+func okLength(command string, n int) reply { return reply{command: command, length: &n} }
+
+func ko(command string, status int, reason, message string) reply {
+	return reply{command: command, fail: &failure{message: message, reason: reason, status: status}}
+}
+
+func koMissing(command, param string) reply {
+	return ko(command, http.StatusBadRequest, reasonMissingParameter, param+" parameter was missing !")
+}
+
+func koInvalid(command, message string) reply {
+	return ko(command, http.StatusBadRequest, reasonInvalidParameter, message)
+}
+
+func koNotLoaded(command, list string) reply {
+	return ko(command, http.StatusNotFound, reasonNotLoaded, list+" not loaded yet !")
+}
+
+func koEmpty(command string) reply {
+	return ko(command, http.StatusNotFound, reasonEmpty, "No more line !")
+}
+
+func koUnknownCommand(command string) reply {
+	return ko(command, http.StatusNotFound, reasonUnknownCommand, "unknown command !")
+}

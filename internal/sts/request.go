@@ -1,0 +1,163 @@
+package sts
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+)
+
+// request is an HTTP request as the original understands it.
+type request struct {
+	method string            // upper case, one of the six methods the original knows
+	path   string            // percent-decoded with Java's rules ('+' is a space even here)
+	params map[string]string // query parameters, with the form body's over them for POST
+	body   []byte            // the raw body of a bulk load (POST /sts/LOAD), which is not a form
+	json   bool              // the client opted in to the JSON form
+}
+
+// knownMethods are the methods of the original; it compares them case-insensitively.
+var knownMethods = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete, http.MethodHead, http.MethodOptions}
+
+// normalizeMethod returns the upper-case form of a method the original knows, or "".
+func normalizeMethod(m string) string {
+	for _, known := range knownMethods {
+		if strings.EqualFold(m, known) {
+			return known
+		}
+	}
+	return ""
+}
+
+// requestError is a request that cannot be parsed; it is answered at the transport level with
+// its own status rather than as a command.
+type requestError struct {
+	status  int
+	message string
+	plain   bool // answered as text/plain, as the original does, rather than as a KO body
+}
+
+// multipartNoBoundary is the original's answer to a multipart body without a boundary.
+const multipartNoBoundary = "BAD REQUEST: Content type is multipart/form-data but boundary missing. Usage: GET /example/file.html"
+
+// loadPath is the bulk-load extension, whose body is a file rather than a form.
+const loadPath = commandPrefix + cmdLoad
+
+// parseRequest decodes the target and, for POST, the body. The target is taken raw from the
+// request line (r.RequestURI) because the original splits it at the first '?' and decodes both
+// parts itself; Go's own decoding differs ('+', invalid UTF-8).
+func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request, method string) (*request, *requestError) {
+	rawPath, rawQuery, _ := strings.Cut(r.RequestURI, "?")
+	req := &request{method: method, params: make(map[string]string, 4)}
+	// The original decodes the query before the path; either failure is a 400.
+	if err := parseQuery(rawQuery, req.params); err != nil {
+		return nil, &requestError{status: http.StatusBadRequest, message: err.Error()}
+	}
+	path, err := decodePercent(rawPath)
+	if err != nil {
+		return nil, &requestError{status: http.StatusBadRequest, message: err.Error()}
+	}
+	req.path = path
+	if method == http.MethodPost {
+		body, err := s.readBody(w, r)
+		if err != nil {
+			return nil, err
+		}
+		if path == loadPath {
+			req.body = body
+		} else if err := parseForm(r.Header.Get("Content-Type"), body, req.params); err != nil {
+			return nil, err
+		}
+	}
+	req.json = wantsJSON(r, req.params)
+	return req, nil
+}
+
+// readBody reads the whole body within the configured limit.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *requestError) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, &requestError{status: http.StatusRequestEntityTooLarge,
+			message: fmt.Sprintf("Request body larger than %d bytes !", tooLarge.Limit)}
+	case err != nil:
+		return nil, &requestError{status: http.StatusBadRequest, message: "Cannot read the request body : " + err.Error()}
+	}
+	return body, nil
+}
+
+// parseForm adds a POST body's parameters over params. A multipart/form-data body gives one
+// parameter per part; any other body, whatever its type, is trimmed and parsed like a query
+// string, as the original does.
+func parseForm(contentType string, body []byte, params map[string]string) *requestError {
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	if !strings.EqualFold(strings.TrimSpace(mediaType), "multipart/form-data") {
+		err := parseQuery(javaTrim(string(body)), params)
+		if err != nil {
+			return &requestError{status: http.StatusBadRequest, message: err.Error()}
+		}
+		return nil
+	}
+	_, boundary, found := strings.Cut(contentType, "boundary=")
+	if !found {
+		return &requestError{status: http.StatusBadRequest, message: multipartNoBoundary, plain: true}
+	}
+	boundary = strings.TrimSpace(boundary)
+	if unquoted, ok := strings.CutPrefix(boundary, `"`); ok {
+		boundary = strings.TrimSuffix(unquoted, `"`)
+	}
+	if err := parseMultipart(body, boundary, params); err != nil {
+		return &requestError{status: http.StatusBadRequest, message: "Malformed multipart/form-data body : " + err.Error()}
+	}
+	return nil
+}
+
+// lineBreaks removes line terminators: the original reads a part line by line and joins the
+// lines without separators.
+var lineBreaks = strings.NewReplacer("\r", "", "\n", "")
+
+// parseMultipart adds one parameter per named part. Parts are read raw (no transfer decoding),
+// as the original does.
+func parseMultipart(body []byte, boundary string, params map[string]string) error {
+	if !bytes.Contains(body, []byte("--"+boundary)) {
+		return errors.New("the body holds no boundary")
+	}
+	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	for {
+		part, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		value, err := io.ReadAll(part)
+		if err != nil {
+			return err
+		}
+		if name := part.FormName(); name != "" {
+			params[name] = lineBreaks.Replace(utf8Text.Decode(string(value)))
+		}
+	}
+}
+
+// wantsJSON reports whether the client opted in to the JSON form: an Accept header naming
+// application/json, or the parameter FORMAT=JSON.
+func wantsJSON(r *http.Request, params map[string]string) bool {
+	if params["FORMAT"] == "JSON" {
+		return true
+	}
+	for _, accept := range r.Header.Values("Accept") {
+		for _, mediaRange := range strings.Split(accept, ",") {
+			mediaType, _, _ := strings.Cut(mediaRange, ";")
+			if strings.EqualFold(strings.TrimSpace(mediaType), "application/json") {
+				return true
+			}
+		}
+	}
+	return false
+}

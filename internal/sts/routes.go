@@ -1,0 +1,81 @@
+package sts
+
+import (
+	"net/http"
+	"strings"
+)
+
+// commandPrefix starts every command path: /sts/<COMMAND>.
+const commandPrefix = "/sts/"
+
+// Command names, as they appear in the path and in the JSON form's "command".
+const (
+	cmdInitFile  = "INITFILE"
+	cmdRead      = "READ"
+	cmdReadMulti = "READMULTI"
+	cmdAdd       = "ADD"
+	cmdFind      = "FIND"
+	cmdLength    = "LENGTH"
+	cmdStatus    = "STATUS"
+	cmdSave      = "SAVE"
+	cmdReset     = "RESET"
+	cmdConfig    = "CONFIG"
+	cmdStop      = "STOP"
+	cmdHelp      = "HELP"
+	cmdLoad      = "LOAD"
+	cmdExport    = "EXPORT"
+)
+
+// route is a command and the methods it answers to; with other methods its path is an unknown
+// command, as in the original.
+type route struct {
+	run     func(*Server, *request) reply
+	methods []string // nil: all six methods
+}
+
+var (
+	getOrPost = []string{http.MethodGet, http.MethodPost}
+	postOnly  = []string{http.MethodPost}
+	getOrHead = []string{http.MethodGet, http.MethodHead}
+)
+
+var routes = map[string]route{
+	cmdInitFile:  {run: (*Server).initFile},
+	cmdRead:      {run: (*Server).read},
+	cmdReadMulti: {run: (*Server).readMulti},
+	cmdAdd:       {run: (*Server).add, methods: getOrPost},
+	cmdFind:      {run: (*Server).find, methods: getOrPost},
+	cmdLength:    {run: (*Server).length},
+	cmdStatus:    {run: (*Server).status},
+	cmdSave:      {run: (*Server).save},
+	cmdReset:     {run: (*Server).reset},
+	cmdConfig:    {run: (*Server).config},
+	cmdStop:      {run: (*Server).stopCommand},
+	cmdLoad:      {run: (*Server).load, methods: postOnly},
+	cmdExport:    {run: (*Server).export, methods: getOrHead},
+}
+
+func (rt route) allows(method string) bool {
+	if rt.methods == nil {
+		return true
+	}
+	for _, m := range rt.methods {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatch runs the command that the decoded path names. Routing compares the whole path
+// exactly, so /sts/read, /sts/READ/ and /STS/READ are unknown commands.
+func (s *Server) dispatch(req *request) reply {
+	if req.path == "/sts" || req.path == commandPrefix {
+		return s.help()
+	}
+	name, isCommand := strings.CutPrefix(req.path, commandPrefix)
+	if rt, found := routes[name]; isCommand && found && rt.allows(req.method) {
+		return rt.run(s, req)
+	}
+	return koUnknownCommand(name)
+}

@@ -1,0 +1,107 @@
+package sts
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+)
+
+// LoadAtStartup loads the lists the configuration names, in this order: InitFiles (the
+// original's initFileAtStartup), then LoadDirs, then Loads, so that a later source replaces an
+// earlier list of the same name. Each load is logged with its line count; a failure is logged
+// and skipped. Afterwards /readyz answers 200. Call it once the listener is up, as the original
+// does.
+func (s *Server) LoadAtStartup() {
+	defer s.ready.Store(true)
+	for _, name := range s.initFileNames() {
+		rep := s.initFileNamed(name)
+		if rep.fail != nil {
+			s.log.Error("Could not load list", "list", name, "source", "initFileAtStartup", "error", rep.fail.message)
+			continue
+		}
+		s.log.Info("Loaded list", "list", name, "lines", *rep.length, "source", filepath.Join(s.cfg.DatasetDir, name))
+	}
+	for _, d := range s.cfg.LoadDirs {
+		names, err := s.matchingNames(d.Dir, d.Match, true)
+		if err != nil {
+			s.log.Error("Could not load directory", "dir", d.Dir, "match", d.Match, "error", err)
+			continue
+		}
+		for _, name := range names {
+			s.loadFile(name, filepath.Join(d.Dir, name))
+		}
+	}
+	for _, l := range s.cfg.Loads {
+		s.loadFile(l.List, l.Path)
+	}
+}
+
+// initFileNames returns the files of initFileAtStartup: the comma list split on ',' with empty
+// tokens kept and each token trimmed, or in regex mode the names in the dataset directory that
+// fully match, sorted by name (the original takes the directory's unspecified order). Unlike the
+// original, which sends each name unencoded in an HTTP request, names are taken literally: '+'
+// and '%' are not decoded and a space does not cut the name.
+func (s *Server) initFileNames() []string {
+	if javaTrim(s.cfg.InitFiles) == "" {
+		return nil
+	}
+	if !s.cfg.InitFilesRegex {
+		names := strings.Split(s.cfg.InitFiles, ",")
+		for i := range names {
+			names[i] = javaTrim(names[i])
+		}
+		return names
+	}
+	names, err := s.matchingNames(s.cfg.DatasetDir, s.cfg.InitFiles, false)
+	if err != nil {
+		s.log.Error("Could not list the init files", "dir", s.cfg.DatasetDir, "regex", s.cfg.InitFiles, "error", err)
+	}
+	return names
+}
+
+// matchingNames lists the entries of dir, sorted by name, whose name fully matches the Java
+// regular expression pattern; with regularOnly, only regular files (symbolic links followed, so
+// that the files of a mounted ConfigMap count and its ..data directory does not).
+func (s *Server) matchingNames(dir, pattern string, regularOnly bool) ([]string, error) {
+	re, err := javaregex.Compile(pattern, s.cfg.RegexTimeout)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		matched, err := re.Match(e.Name())
+		if err != nil {
+			s.log.Error("Could not match a file name", "dir", dir, "file", e.Name(), "regex", pattern, "error", err)
+			continue
+		}
+		if !matched {
+			continue
+		}
+		if regularOnly {
+			if info, err := os.Stat(filepath.Join(dir, e.Name())); err != nil || !info.Mode().IsRegular() {
+				continue
+			}
+		}
+		names = append(names, e.Name())
+	}
+	return names, nil
+}
+
+// loadFile loads the file at path into the list named list.
+func (s *Server) loadFile(list, path string) {
+	lines, err := datafile.ReadLinesFrom(path, s.charset.read)
+	if err != nil {
+		s.log.Error("Could not load list", "list", list, "source", path, "error", err)
+		return
+	}
+	n := len(lines)
+	s.store.Replace(list, lines)
+	s.log.Info("Loaded list", "list", list, "lines", n, "source", path)
+}

@@ -1,0 +1,102 @@
+package sts
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLoadAtStartupCommaList(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.InitFiles = " a.csv ,b.csv,,missing.csv,../x, a+b.csv" })
+	writeFiles(t, ts.dir, map[string]string{"a.csv": "1\n2\n", "b.csv": "3\n", "a+b.csv": "literal\n"})
+	ts.srv.LoadAtStartup()
+	ts.expect(t, "/sts/STATUS", "<html><title>OK</title>\n<body>\na+b.csv = 1<br />\na.csv = 2<br />\nb.csv = 1<br />\n</body></html>")
+	log := ts.log.String()
+	for _, want := range []string{
+		`msg="Loaded list" list=a.csv lines=2`,
+		`msg="Loaded list" list=b.csv lines=1`,
+		`msg="Could not load list" list="" source=initFileAtStartup error=". (Is a directory)"`,
+		`msg="Could not load list" list=missing.csv source=initFileAtStartup error="file not found !"`,
+		`msg="Could not load list" list=../x source=initFileAtStartup error="Illegal character found !"`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, ts.dir+" ") || strings.Contains(log, "error="+ts.dir) {
+		t.Errorf("an error shows the absolute dataset path:\n%s", log)
+	}
+}
+
+func TestLoadAtStartupRegex(t *testing.T) {
+	ts := startServer(t, func(c *Config) {
+		c.InitFiles = `data\d\.csv|dir\.csv`
+		c.InitFilesRegex = true
+	})
+	writeFiles(t, ts.dir, map[string]string{"data1.csv": "a\n", "data2.csv": "b\nc\n", "data10.csv": "x\n", "xdata3.csv": "y\n"})
+	if err := os.Mkdir(filepath.Join(ts.dir, "dir.csv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ts.srv.LoadAtStartup()
+	ts.expect(t, "/sts/STATUS", "<html><title>OK</title>\n<body>\ndata1.csv = 1<br />\ndata2.csv = 2<br />\n</body></html>")
+	if log := ts.log.String(); !strings.Contains(log, `list=dir.csv source=initFileAtStartup error="dir.csv (Is a directory)"`) {
+		t.Errorf("the directory's failure is not logged:\n%s", log)
+	}
+}
+
+func TestLoadAtStartupExtensions(t *testing.T) {
+	src := t.TempDir()
+	writeFiles(t, src, map[string]string{"users.txt": "u1\r\nu2\r\n", "skip.bin": "z\n", "real.txt": "r\n"})
+	if err := os.Symlink(filepath.Join(src, "real.txt"), filepath.Join(src, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(src, "sub.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "elsewhere.data")
+	if err := os.WriteFile(other, []byte("e1\ne2\ne3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(c *Config) {
+		c.InitFiles = "init.csv"
+		c.LoadDirs = []LoadDir{{Dir: src, Match: `.*\.txt`}, {Dir: filepath.Join(src, "nope"), Match: ".*"}, {Dir: src, Match: "("}}
+		c.Loads = []Load{{List: "emails", Path: other}, {List: "users.txt", Path: other}, {List: "gone", Path: other + ".missing"}}
+	})
+	writeFiles(t, ts.dir, map[string]string{"init.csv": "i\n"})
+	ts.srv.LoadAtStartup()
+	want := map[string][]string{
+		"init.csv":  {"i"},
+		"link.txt":  {"r"},
+		"real.txt":  {"r"},
+		"users.txt": {"e1", "e2", "e3"}, // Loads come after LoadDirs and replace the list
+		"emails":    {"e1", "e2", "e3"},
+	}
+	for name, lines := range want {
+		if got := ts.lines(t, name); !slices.Equal(got, lines) {
+			t.Errorf("list %s: %q, want %q", name, got, lines)
+		}
+	}
+	ts.expect(t, "/sts/LENGTH?FILENAME=sub.txt", koBody("sub.txt not loaded yet !"))
+	ts.expect(t, "/sts/LENGTH?FILENAME=skip.bin", koBody("skip.bin not loaded yet !"))
+	log := ts.log.String()
+	for _, want := range []string{`msg="Loaded list" list=users.txt lines=2`, `msg="Loaded list" list=emails lines=3`,
+		`msg="Could not load list" list=gone`, `msg="Could not load directory"`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+	if strings.Count(log, `msg="Could not load directory"`) != 2 {
+		t.Errorf("a missing directory and a bad regex should each be logged:\n%s", log)
+	}
+}

@@ -1,0 +1,24 @@
+package sts
+
+import (
+	"log/slog"
+	"net/http"
+)
+
+// HTTPServer returns the net/http server that serves Handler on addr with the transport limits
+// the original lacks: request heads up to MaxHeaderBytes (net/http answers a larger one with
+// 431 before any command runs, so nothing is executed twice), and timeouts that drop clients
+// sending their head or body too slowly or staying idle. "OPTIONS *" reaches the protocol, which
+// answers it as an unknown command like the original.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:                         addr,
+		Handler:                      s.handler,
+		MaxHeaderBytes:               MaxHeaderBytes,
+		ReadHeaderTimeout:            s.cfg.ReadHeaderTimeout,
+		ReadTimeout:                  s.cfg.ReadTimeout,
+		IdleTimeout:                  s.cfg.IdleTimeout,
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+}
