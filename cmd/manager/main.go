@@ -1,0 +1,125 @@
+// Command manager is the sts-operator: it runs a table server for every SimpleTableServer
+// resource and reports the server's lists in the resource's status.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/controllers"
+	"github.com/sts-operator/sts-operator/internal/version"
+)
+
+func main() {
+	opts, err := parseOptions(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		os.Exit(2)
+	}
+	if err := run(opts); err != nil {
+		ctrl.Log.Error(err, "Manager failed")
+		os.Exit(1)
+	}
+}
+
+// options are the manager's settings from its flags.
+type options struct {
+	metricsAddr             string
+	probeAddr               string
+	leaderElect             bool
+	stsImage                string
+	serverTimeout           time.Duration
+	maxConcurrentReconciles int
+	zap                     zap.Options
+}
+
+// parseOptions reads the flags; --sts-image defaults to the STS_IMAGE environment variable,
+// which the Helm chart sets to the operator's own image.
+func parseOptions(args []string, getenv func(string) string, output io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
+	fs.StringVar(&o.stsImage, "sts-image", getenv("STS_IMAGE"), "image of table servers whose resource names none (default $STS_IMAGE)")
+	fs.DurationVar(&o.serverTimeout, "server-timeout", 5*time.Second, "time limit of each call to a table server")
+	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "resources reconciled at once")
+	o.zap.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case o.stsImage == "":
+		return nil, errors.New("no table server image: set --sts-image or STS_IMAGE")
+	case o.serverTimeout <= 0:
+		return nil, errors.New("--server-timeout must be positive")
+	case o.maxConcurrentReconciles < 1:
+		return nil, errors.New("--max-concurrent-reconciles must be at least 1")
+	}
+	return o, nil
+}
+
+func run(o *options) error {
+	logger := zap.New(zap.UseFlagOptions(&o.zap))
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger) // client-go logs the same way
+	log := ctrl.Log.WithName("setup")
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := stsv1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         o.leaderElect,
+		LeaderElectionID:       "sts-operator.sts.tableserver.dev",
+		Cache:                  cache.Options{ByObject: controllers.CacheByObject()},
+	})
+	if err != nil {
+		return fmt.Errorf("while creating the manager: %w", err)
+	}
+	r := &controllers.SimpleTableServerReconciler{
+		Client:       mgr.GetClient(),
+		Recorder:     mgr.GetEventRecorder("sts-operator"),
+		DefaultImage: o.stsImage,
+		Endpoints:    controllers.ServiceEndpoints{},
+		HTTPClient:   controllers.NewHTTPClient(o.serverTimeout),
+	}
+	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {
+		return fmt.Errorf("while setting up the controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("Starting the manager", "version", version.Version, "stsImage", o.stsImage)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

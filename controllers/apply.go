@@ -1,0 +1,153 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// apply creates the objects sts owns, or updates them when their desired spec changed, and
+// returns the Deployment. While a source is missing the Deployment is neither created (its pod
+// could not start) nor updated (Recreate would stop the running server first): it is nil until
+// it exists. An object that exists unchanged costs no write.
+func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired desiredObjects, src *sources) (*appsv1.Deployment, error) {
+	if desired.claim != nil {
+		if err := r.createOnce(ctx, sts, desired.claim, &corev1.PersistentVolumeClaim{}); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.applyService(ctx, sts, desired.service); err != nil {
+		return nil, err
+	}
+	return r.applyDeployment(ctx, sts, desired.deployment, src)
+}
+
+// createOnce creates obj unless it exists; it never updates it (the claim is immutable).
+func (r *SimpleTableServerReconciler) createOnce(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obj, existing client.Object) error {
+	err := r.Get(ctx, client.ObjectKeyFromObject(obj), existing)
+	if apierrors.IsNotFound(err) {
+		return r.create(ctx, sts, obj)
+	}
+	if err != nil {
+		return fmt.Errorf("while getting %s %q: %w", kindOf(obj), obj.GetName(), err)
+	}
+	return checkOwner(sts, existing)
+}
+
+func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired *corev1.Service) error {
+	var svc corev1.Service
+	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &svc)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.create(ctx, sts, desired)
+	case err != nil:
+		return fmt.Errorf("while getting Service %q: %w", desired.Name, err)
+	}
+	if err := checkOwner(sts, &svc); err != nil || !specChanged(&svc, desired) {
+		return err
+	}
+	// The cluster IP and node ports that the API server assigned stay as they are.
+	svc.Spec.Type = desired.Spec.Type
+	svc.Spec.Selector = desired.Spec.Selector
+	svc.Spec.Ports = desired.Spec.Ports
+	return r.update(ctx, sts, &svc, desired, "")
+}
+
+func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired *appsv1.Deployment, src *sources) (*appsv1.Deployment, error) {
+	var d appsv1.Deployment
+	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &d)
+	switch {
+	case apierrors.IsNotFound(err) && len(src.missing) > 0:
+		return nil, nil
+	case apierrors.IsNotFound(err):
+		desired.Annotations[loadedDatasetsAnnotation] = encodeHashes(src.hashes)
+		return desired, r.create(ctx, sts, desired)
+	case err != nil:
+		return nil, fmt.Errorf("while getting Deployment %q: %w", desired.Name, err)
+	}
+	if err := checkOwner(sts, &d); err != nil {
+		return nil, err
+	}
+	if !specChanged(&d, desired) || len(src.missing) > 0 {
+		return &d, nil
+	}
+	// The new pod loads the sources as they are now.
+	d.Spec = desired.Spec
+	return &d, r.update(ctx, sts, &d, desired, encodeHashes(src.hashes))
+}
+
+// create creates obj and records an event.
+func (r *SimpleTableServerReconciler) create(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obj client.Object) error {
+	err := r.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		// The cache holds only the objects the operator labels as its own.
+		return fmt.Errorf("%s %q exists and is not managed by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())
+	}
+	if err != nil {
+		return fmt.Errorf("while creating %s %q: %w", kindOf(obj), obj.GetName(), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Created "+kindOf(obj), "name", obj.GetName())
+	r.Recorder.Eventf(sts, obj, corev1.EventTypeNormal, "Created", "Create", "Created %s %s", kindOf(obj), obj.GetName())
+	return nil
+}
+
+// update writes existing, whose spec the caller has set from desired, with desired's labels and
+// annotations merged into its own; loaded, when not empty, replaces the loaded-datasets record.
+func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, existing, desired client.Object, loaded string) error {
+	existing.SetLabels(merged(existing.GetLabels(), desired.GetLabels()))
+	annotations := merged(existing.GetAnnotations(), desired.GetAnnotations())
+	if loaded != "" {
+		annotations[loadedDatasetsAnnotation] = loaded
+	}
+	existing.SetAnnotations(annotations)
+	if err := r.Update(ctx, existing); err != nil {
+		return fmt.Errorf("while updating %s %q: %w", kindOf(desired), existing.GetName(), err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Updated "+kindOf(desired), "name", existing.GetName())
+	r.Recorder.Eventf(sts, existing, corev1.EventTypeNormal, "Updated", "Update", "Updated %s %s to the resource's spec", kindOf(desired), existing.GetName())
+	return nil
+}
+
+// checkOwner refuses to take over an object of the same name that sts does not control.
+func checkOwner(sts *stsv1alpha1.SimpleTableServer, obj client.Object) error {
+	if !metav1.IsControlledBy(obj, sts) {
+		return fmt.Errorf("%s %q exists and is not owned by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())
+	}
+	return nil
+}
+
+func specChanged(existing, desired client.Object) bool {
+	return existing.GetAnnotations()[specHashAnnotation] != desired.GetAnnotations()[specHashAnnotation]
+}
+
+func merged(base, over map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(over))
+	for k, v := range base {
+		out[k] = v
+	}
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
+// kindOf names the kinds the builders make; typed objects carry no TypeMeta.
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *appsv1.Deployment:
+		return "Deployment"
+	case *corev1.Service:
+		return "Service"
+	case *corev1.PersistentVolumeClaim:
+		return "PersistentVolumeClaim"
+	}
+	return fmt.Sprintf("%T", obj)
+}

@@ -1,0 +1,537 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// reconcileWait bounds how long a test waits for the manager to act on a change.
+const reconcileWait = 15 * time.Second
+
+func configMap(ns, name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Data: data}
+}
+
+func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	s.create(t, configMap(ns, "logins", map[string]string{"users": "u1\nu2\n"}))
+	s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "payment"}, Data: map[string][]byte{"cards": []byte("c1\n")}})
+	sts := newSTS("logins", inNamespace(ns),
+		withConfigMapDataset("users.csv", "logins", "users"),
+		withSecretDataset("cards.csv", "payment", "cards"),
+		withClaimDataset("big.csv", "archive", "perf/big.csv", ""),
+		withStorageSize("2Gi", nil))
+	sts.UID = ""
+	s.create(t, sts)
+
+	var d appsv1.Deployment
+	var svc corev1.Service
+	var pvc corev1.PersistentVolumeClaim
+	eventually(t, reconcileWait, func() error {
+		for _, obj := range []client.Object{&d, &svc, &pvc} {
+			name := "logins"
+			if obj == &pvc {
+				name = "logins-data"
+			}
+			if err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	s.get(t, sts)
+	for _, obj := range []client.Object{&d, &svc, &pvc} {
+		assertOwnedBy(t, obj.GetOwnerReferences(), sts)
+	}
+	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("Deployment: replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
+	}
+	var lists []string
+	for _, f := range loadFlags(&d) {
+		lists = append(lists, f.list)
+	}
+	if want := []string{"users.csv", "cards.csv", "big.csv"}; !reflect.DeepEqual(lists, want) {
+		t.Errorf("the pod loads %q, want every dataset %q", lists, want)
+	}
+	if c := d.Spec.Template.Spec.Containers[0]; c.Image != testImage || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Errorf("container image %q, read-only root %v", c.Image, *c.SecurityContext.ReadOnlyRootFilesystem)
+	}
+	if p := svc.Spec.Ports; len(p) != 1 || p[0].Port != 9191 || svc.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("Service %s ports %+v", svc.Spec.Type, p)
+	}
+	if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.Cmp(resource.MustParse("2Gi")) != 0 {
+		t.Errorf("claim requests %s", got.String())
+	}
+	for _, want := range []string{"Deployment logins", "Service logins", "PersistentVolumeClaim logins-data"} {
+		eventually(t, 10*time.Second, func() error { return s.findEventNote(sts, corev1.EventTypeNormal, "Created", want) })
+	}
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonStarting, reconcileWait)
+	if cur.Status.Endpoint != "http://logins."+ns+".svc:9191" {
+		t.Errorf("endpoint %q", cur.Status.Endpoint)
+	}
+	if cur.Spec.DatasetUpdatePolicy != stsv1alpha1.DatasetUpdateKeep || cur.Spec.StatusRefreshInterval.Duration != 10*time.Second ||
+		!*cur.Spec.Server.AddTimestamp || *cur.Spec.Server.AllowStop || cur.Spec.Server.Charsets.Read != "UTF-8" {
+		t.Errorf("defaults not applied: %+v", cur.Spec)
+	}
+}
+
+// findEventNote returns nil when an event about sts with the reason has a note containing part.
+func (s *envtestSuite) findEventNote(sts *stsv1alpha1.SimpleTableServer, eventType, reason, part string) error {
+	note := ""
+	var events []string
+	err := s.forEachEvent(sts, func(typ, r, n string) {
+		events = append(events, r+": "+n)
+		if typ == eventType && r == reason && strings.Contains(n, part) {
+			note = n
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if note == "" {
+		return fmt.Errorf("no %s event %s mentioning %q; events: %q", eventType, reason, part, events)
+	}
+	return nil
+}
+
+func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	sts := newSTS("logins", inNamespace(ns), withConfigMapDataset("users", "logins", "users"))
+	sts.UID = ""
+	s.create(t, sts)
+
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionFalse, stsv1alpha1.ReasonSourceMissing, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonSourceMissing {
+		t.Errorf("Ready = %+v", c)
+	}
+	eventually(t, 10*time.Second, func() error {
+		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, `ConfigMap "logins" (dataset "users")`)
+	})
+	var d appsv1.Deployment
+	if err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "logins"}, &d); !apierrors.IsNotFound(err) {
+		t.Fatalf("a Deployment exists while its ConfigMap is missing (err %v): its pod could not start", err)
+	}
+
+	// The ConfigMap appears without the key: still missing, now the key.
+	cm := configMap(ns, "logins", map[string]string{"other": "x"})
+	s.create(t, cm)
+	eventually(t, reconcileWait, func() error {
+		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, `key "users" of ConfigMap "logins"`)
+	})
+
+	cm.Data["users"] = "u1\nu2\n"
+	if err := s.k8s.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, reconcileWait, func() error {
+		return s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "logins"}, &d)
+	})
+	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionUnknown, stsv1alpha1.ReasonStarting, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDegraded); c.Status != metav1.ConditionFalse {
+		t.Errorf("still degraded after healing: %+v", c)
+	}
+}
+
+// servedSTS creates a resource whose datasets are ConfigMaps, a table server holding the
+// lists as the pod would have loaded them, and waits until the resource reports it Ready.
+func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string]string, opts ...stsOption) (*stsv1alpha1.SimpleTableServer, *testTableServer) {
+	t.Helper()
+	ns := s.newNamespace(t)
+	lists := map[string][]string{}
+	opts = append([]stsOption{inNamespace(ns), withRefresh(time.Second)}, opts...)
+	for name, content := range datasets {
+		s.create(t, configMap(ns, name, map[string]string{"lines": content}))
+		lists[name] = splitLines(content)
+		opts = append(opts, withConfigMapDataset(name, name, "lines"))
+	}
+	if token != "" {
+		s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"}, Data: map[string][]byte{"token": []byte(token)}})
+		opts = append(opts, withAuthToken("token", "token"))
+	}
+	ts := startTableServer(t, token, lists)
+	sts := newSTS("tables", opts...)
+	sts.UID = ""
+	s.endpoints.set(t, ns+"/tables", ts.url)
+	s.create(t, sts)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, reconcileWait)
+	return sts, ts
+}
+
+// splitLines splits the test's dataset text into lines (one per "\n", no trailing empty line).
+func splitLines(content string) []string {
+	return strings.Split(strings.TrimSuffix(content, "\n"), "\n")
+}
+
+func (s *envtestSuite) updateConfigMap(t *testing.T, ns, name, content string) {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	s.get(t, cm)
+	cm.Data["lines"] = content
+	if err := s.k8s.Update(context.Background(), cm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChangedConfigMapWithKeepPolicyReportsDriftOnly(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, d)
+
+	s.updateConfigMap(t, sts.Namespace, "users", "new1\nnew2\n")
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonSourceChanged, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDatasetsLoaded); !strings.Contains(c.Message, `"users"`) {
+		t.Errorf("the drift message does not name the dataset: %q", c.Message)
+	}
+	eventually(t, 10*time.Second, func() error {
+		return s.findEventNote(sts, corev1.EventTypeNormal, stsv1alpha1.ReasonSourceChanged, `"users"`)
+	})
+	after := d.DeepCopy()
+	s.get(t, after)
+	if after.ResourceVersion != d.ResourceVersion {
+		t.Errorf("the Deployment was written (resourceVersion %s -> %s): Keep must not touch the pod", d.ResourceVersion, after.ResourceVersion)
+	}
+	if n := ts.length("users"); n != 3 || ts.loads.Load() != 0 {
+		t.Errorf("the running list changed: length %d after %d LOAD calls", n, ts.loads.Load())
+	}
+}
+
+func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n", "cards": "c1\nc2\n"},
+		withPolicy(stsv1alpha1.DatasetUpdateReload))
+	ts.call(t, "/sts/ADD?FILENAME=cards&LINE=c3&ADD_MODE=LAST&TOKEN=s3cret") // a client's change the reload must keep
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, d)
+
+	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\nn3\nn4\nn5\n")
+	eventually(t, reconcileWait, func() error {
+		if n := ts.length("users"); n != 5 {
+			return fmt.Errorf("users has %d lines, want the 5 of the new ConfigMap", n)
+		}
+		return nil
+	})
+	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n1", "n2", "n3", "n4", "n5"}) {
+		t.Errorf("users = %q", lines)
+	}
+	if lines, _ := ts.store.Lines("cards"); !reflect.DeepEqual(lines, []string{"c1", "c2", "c3"}) {
+		t.Errorf("cards, whose source did not change, = %q", lines)
+	}
+	eventually(t, 10*time.Second, func() error { return s.findEventNote(sts, corev1.EventTypeNormal, "Reloaded", `"users"`) })
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, reconcileWait)
+	eventually(t, reconcileWait, func() error {
+		s.get(t, cur)
+		if got := listLength(cur, "users"); got != 5 {
+			return fmt.Errorf("status.lists says users has %d lines", got)
+		}
+		return nil
+	})
+
+	// Each change is pushed once, and the pod is left alone.
+	time.Sleep(3 * time.Second) // three refresh intervals
+	if n := ts.loads.Load(); n != 1 {
+		t.Errorf("%d LOAD calls for one change", n)
+	}
+	// The loaded-datasets record is a Deployment annotation, which bumps the generation; only
+	// a new pod template would replace the pod.
+	after := d.DeepCopy()
+	s.get(t, after)
+	if !apiequality.Semantic.DeepEqual(after.Spec.Template, d.Spec.Template) {
+		t.Errorf("the pod template changed: Reload must not restart the pod\n%+v\n%+v", d.Spec.Template, after.Spec.Template)
+	}
+}
+
+func listLength(sts *stsv1alpha1.SimpleTableServer, name string) int64 {
+	for _, l := range sts.Status.Lists {
+		if l.Name == name {
+			return l.Length
+		}
+	}
+	return -1
+}
+
+func TestStatusFollowsTheServerAndTheGeneration(t *testing.T) {
+	s := requireEnvtest(t)
+	const interval = time.Second
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\nu4\nu5\n"})
+	cur := sts.DeepCopy()
+	eventually(t, reconcileWait, func() error {
+		s.get(t, cur)
+		if listLength(cur, "users") != 5 || cur.Status.TotalLines != 5 || cur.Status.ListCount != 1 || cur.Status.LastStatusTime == nil {
+			return fmt.Errorf("status %+v", cur.Status)
+		}
+		return nil
+	})
+
+	for range 2 {
+		if body := ts.call(t, "/sts/READ?FILENAME=users&READ_MODE=FIRST&KEEP=FALSE"); !strings.Contains(body, "<body>u") {
+			t.Fatalf("READ answered %q", body)
+		}
+	}
+	read := time.Now()
+	// Within one refresh interval, plus the time one reconcile and one watch event take.
+	eventually(t, interval+2*time.Second, func() error {
+		s.get(t, cur)
+		if listLength(cur, "users") != 3 || cur.Status.TotalLines != 3 {
+			return fmt.Errorf("status.lists %+v total %d", cur.Status.Lists, cur.Status.TotalLines)
+		}
+		return nil
+	})
+	t.Logf("status followed two READ KEEP=FALSE calls after %v (refresh interval %v)", time.Since(read).Round(10*time.Millisecond), interval)
+
+	// kstatus: a new generation is not Current until observedGeneration and Ready's
+	// observedGeneration catch up with it, and Ready is True.
+	cur.Spec.PodAnnotations = map[string]string{"team": "perf"}
+	if err := s.k8s.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	if cur.Generation != 2 || cur.Status.ObservedGeneration != 2 {
+		t.Errorf("generation %d, observedGeneration %d", cur.Generation, cur.Status.ObservedGeneration)
+	}
+}
+
+func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	// Play the Deployment controller: the pod is available, so silence means trouble.
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, d)
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	if err := s.k8s.Status().Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	// The pod's address now answers like a broken proxy.
+	var attempts atomic.Int64
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		attempts.Add(1)
+		http.Error(w, "<html>Bad Gateway</html>", http.StatusBadGateway)
+	}))
+	t.Cleanup(broken.Close)
+	s.endpoints.set(t, sts.Namespace+"/"+sts.Name, broken.URL)
+
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonUnreachable, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDegraded); c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonUnreachable {
+		t.Errorf("Degraded = %+v", c)
+	}
+	if listLength(cur, "users") != 1 {
+		t.Errorf("the last reading was dropped: %+v", cur.Status.Lists)
+	}
+	eventually(t, 10*time.Second, func() error {
+		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonUnreachable, "HTTP 502")
+	})
+
+	// While it stays so: one attempt per refresh interval (1s), and nothing written.
+	before, tries := s.writes.in(sts.Namespace), attempts.Load()
+	s.get(t, cur)
+	time.Sleep(3 * time.Second)
+	after := cur.DeepCopy()
+	s.get(t, after)
+	if w := s.writes.in(sts.Namespace) - before; w != 0 || after.ResourceVersion != cur.ResourceVersion {
+		t.Errorf("%d writes while nothing changed (resourceVersion %s -> %s)", w, cur.ResourceVersion, after.ResourceVersion)
+	}
+	if n := attempts.Load() - tries; n < 2 || n > 5 {
+		t.Errorf("%d STATUS attempts in 3s at a 1s interval", n)
+	}
+}
+
+func TestSecondReconcileWritesNothing(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\n"}, withStorageSize("1Gi", nil))
+	eventually(t, reconcileWait, func() error {
+		cur := sts.DeepCopy()
+		s.get(t, cur)
+		if listLength(cur, "users") != 2 {
+			return fmt.Errorf("status.lists %+v", cur.Status.Lists)
+		}
+		return nil
+	})
+	objects := func() []client.Object {
+		return []client.Object{
+			&stsv1alpha1.SimpleTableServer{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}},
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}},
+			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name + "-data"}},
+		}
+	}
+	versions := func() []string {
+		var v []string
+		for _, obj := range objects() {
+			s.get(t, obj)
+			v = append(v, obj.GetResourceVersion())
+		}
+		return v
+	}
+	before, writes := versions(), s.writes.in(sts.Namespace)
+	for range 2 {
+		res, err := s.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)})
+		if err != nil || res.RequeueAfter != time.Second {
+			t.Fatalf("Reconcile = %+v, %v", res, err)
+		}
+	}
+	time.Sleep(2 * time.Second) // and two polls by the manager
+	if after := versions(); !reflect.DeepEqual(before, after) {
+		t.Errorf("resourceVersions changed from %v to %v", before, after)
+	}
+	if w := s.writes.in(sts.Namespace) - writes; w != 0 {
+		t.Errorf("%d API writes by unchanged reconciles", w)
+	}
+}
+
+func TestInvalidResourcesAreRejected(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	cm := func(name string) stsv1alpha1.Dataset {
+		return stsv1alpha1.Dataset{Name: name, ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}}
+	}
+	many := func(n int) stsOption {
+		return func(sts *stsv1alpha1.SimpleTableServer) {
+			for i := range n {
+				sts.Spec.Datasets = append(sts.Spec.Datasets, cm(fmt.Sprintf("d%d", i)))
+			}
+		}
+	}
+	tests := map[string]struct {
+		name string
+		opts []stsOption
+		want string
+	}{
+		"two sources": {opts: []stsOption{withDataset(stsv1alpha1.Dataset{Name: "a",
+			ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}, Secret: &stsv1alpha1.KeySelector{Name: "s", Key: "k"}})},
+			want: "set exactly one source per dataset"},
+		"no source":          {opts: []stsOption{withDataset(stsv1alpha1.Dataset{Name: "a"})}, want: "set exactly one source per dataset"},
+		"duplicate names":    {opts: []stsOption{withDataset(cm("a")), withDataset(cm("a"))}, want: "dataset names must be unique"},
+		"slash in a name":    {opts: []stsOption{withDataset(cm("a/b"))}, want: "dataset name must not contain '/', '\\' or ':'"},
+		"backslash":          {opts: []stsOption{withDataset(cm(`a\b`))}, want: "dataset name must not contain '/', '\\' or ':'"},
+		"colon":              {opts: []stsOption{withDataset(cm("c:x"))}, want: "dataset name must not contain '/', '\\' or ':'"},
+		"dot-dot":            {opts: []stsOption{withDataset(cm(".."))}, want: "dataset name must not be '.' or '..'"},
+		"equals":             {opts: []stsOption{withDataset(cm("a=b"))}, want: "dataset name must not contain '='"},
+		"129 characters":     {opts: []stsOption{withDataset(cm(strings.Repeat("x", 129)))}, want: "may not be more than 128"},
+		"empty name":         {opts: []stsOption{withDataset(cm(""))}, want: "should be at least 1"},
+		"too many datasets":  {opts: []stsOption{many(65)}, want: "must have at most 64 items"},
+		"bad key":            {opts: []stsOption{withConfigMapDataset("a", "cm", "a/b")}, want: "spec.datasets[0].configMap.key"},
+		"path escaping":      {opts: []stsOption{withClaimDataset("a", "c", "../x", "")}, want: "path must be relative to the claim's root"},
+		"absolute path":      {opts: []stsOption{withClaimDataset("a", "c", "/x", "")}, want: "path must be relative to the claim's root"},
+		"refresh too fast":   {opts: []stsOption{withRefresh(500 * time.Millisecond)}, want: "statusRefreshInterval must be between 1s and 1h"},
+		"refresh too slow":   {opts: []stsOption{withRefresh(2 * time.Hour)}, want: "statusRefreshInterval must be between 1s and 1h"},
+		"size and claim":     {opts: []stsOption{withStorageSize("1Gi", nil), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.ExistingClaim = "c" }}, want: "set exactly one of existingClaim"},
+		"size too small":     {opts: []stsOption{withStorageSize("1Ki", nil)}, want: "size must be between 1Mi and 64Ti"},
+		"size too large":     {opts: []stsOption{withStorageSize("1Pi", nil)}, want: "size must be between 1Mi and 64Ti"},
+		"class without size": {opts: []stsOption{withExistingClaim("c"), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.StorageClassName = ptr.To("fast") }}, want: "storageClassName applies only with size"},
+		"selector pod label": {opts: []stsOption{withPodLabels(map[string]string{instanceLabel: "x"})}, want: "podLabels must not set app.kubernetes.io/name"},
+		"unknown policy":     {opts: []stsOption{withPolicy("Sometimes")}, want: `Unsupported value: "Sometimes"`},
+		"bad charset":        {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{Charsets: stsv1alpha1.Charsets{Read: "UTF 8"}})}, want: "spec.server.charsets.read"},
+		"name not a label":   {name: "1tables", want: "metadata.name must be a DNS label"},
+		"name too long":      {name: strings.Repeat("t", 64), want: "metadata.name must be a DNS label"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			objName := "tables"
+			if tc.name != "" {
+				objName = tc.name
+			}
+			sts := newSTS(objName, append([]stsOption{inNamespace(ns)}, tc.opts...)...)
+			sts.UID = ""
+			err := s.k8s.Create(context.Background(), sts)
+			if err == nil {
+				_ = s.k8s.Delete(context.Background(), sts)
+				t.Fatalf("accepted; want a rejection mentioning %q", tc.want)
+			}
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v\nwant an Invalid error mentioning %q", err, tc.want)
+			}
+			t.Logf("rejected: %v", err)
+		})
+	}
+}
+
+func TestStorageIsImmutable(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	tests := map[string]struct {
+		opts   []stsOption
+		change func(*stsv1alpha1.SimpleTableServer)
+		want   string
+	}{
+		"size changed": {[]stsOption{withStorageSize("1Gi", nil)},
+			func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.Size = ptr.To(resource.MustParse("2Gi")) },
+			"storage cannot be changed"},
+		"storage added": {nil,
+			func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage = &stsv1alpha1.Storage{ExistingClaim: "c"} },
+			"storage cannot be added or removed"},
+		"storage removed": {[]stsOption{withExistingClaim("c")},
+			func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage = nil },
+			"storage cannot be added or removed"},
+	}
+	i := 0
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			i++
+			sts := newSTS(fmt.Sprintf("immutable%d", i), append([]stsOption{inNamespace(ns)}, tc.opts...)...)
+			sts.UID = ""
+			s.create(t, sts)
+			tc.change(sts)
+			err := s.k8s.Update(context.Background(), sts)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("update error %v\nwant an Invalid error mentioning %q", err, tc.want)
+			}
+		})
+	}
+	// Everything else may change.
+	sts := newSTS("mutable", inNamespace(ns), withStorageSize("1Gi", nil))
+	sts.UID = ""
+	s.create(t, sts)
+	sts.Spec.Datasets = []stsv1alpha1.Dataset{{Name: "a", ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}}}
+	sts.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
+	if err := s.k8s.Update(context.Background(), sts); err != nil {
+		t.Errorf("a change that keeps storage was refused: %v", err)
+	}
+}
+
+func TestAnObjectOfAnotherOwnerIsNotTakenOver(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	theirs := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+	}
+	s.create(t, theirs)
+	sts := newSTS("taken", inNamespace(ns))
+	sts.UID = ""
+	s.create(t, sts)
+
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonApplyFailed, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); !strings.Contains(c.Message, `Service "taken" exists and is not managed by this SimpleTableServer`) {
+		t.Errorf("Ready message %q does not say what to fix", c.Message)
+	}
+	eventually(t, 10*time.Second, func() error {
+		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonApplyFailed, `Service "taken"`)
+	})
+	s.get(t, theirs)
+	if len(theirs.OwnerReferences) != 0 || theirs.Spec.Ports[0].Port != 80 {
+		t.Errorf("the other Service was changed: %+v", theirs)
+	}
+}

@@ -1,0 +1,330 @@
+package controllers
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// The table server's port and its name, fixed by the protocol.
+const (
+	serverPort     = 9191
+	serverPortName = "http"
+)
+
+// Annotations the operator keeps on the objects it owns.
+const (
+	// specHashAnnotation holds a hash of the spec the operator last wrote, so that an object
+	// is updated only when the desired spec changes.
+	specHashAnnotation = "sts.tableserver.dev/spec-hash"
+	// loadedDatasetsAnnotation, on the Deployment, holds the content hash of every ConfigMap
+	// and Secret dataset as the running server loaded it (JSON object: dataset name -> hash).
+	loadedDatasetsAnnotation = "sts.tableserver.dev/loaded-datasets"
+	// authTokenHashAnnotation, on the pod template, holds a hash of the server's auth token.
+	authTokenHashAnnotation = "sts.tableserver.dev/auth-token-hash"
+)
+
+// Labels on every object the operator owns. managedByLabel also limits what the manager caches.
+const (
+	nameLabel      = "app.kubernetes.io/name"
+	instanceLabel  = "app.kubernetes.io/instance"
+	managedByLabel = "app.kubernetes.io/managed-by"
+	managedByValue = "sts-operator"
+)
+
+// Paths inside the table server container.
+const (
+	serverBinary     = "/sts"
+	dataDir          = "/data"
+	datasetMountRoot = "/var/run/sts/datasets"
+	claimMountRoot   = "/var/run/sts/claims"
+	authTokenDir     = "/var/run/sts/auth"
+	authTokenFile    = "token"
+	// nonRootID is the user and group the server runs as (distroless "nonroot").
+	nonRootID = 65532
+)
+
+// Endpoint is the URL at which clients in the cluster reach a resource's table server.
+func Endpoint(sts *stsv1alpha1.SimpleTableServer) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d", sts.Name, sts.Namespace, serverPort)
+}
+
+// claimName is the name of the claim the operator creates for spec.storage.size.
+func claimName(sts *stsv1alpha1.SimpleTableServer) string { return sts.Name + "-data" }
+
+func selectorLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
+	return map[string]string{nameLabel: "simpletableserver", instanceLabel: sts.Name}
+}
+
+func objectLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
+	l := selectorLabels(sts)
+	l[managedByLabel] = managedByValue
+	return l
+}
+
+func objectMeta(sts *stsv1alpha1.SimpleTableServer, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Name:            name,
+		Namespace:       sts.Namespace,
+		Labels:          objectLabels(sts),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, stsv1alpha1.GroupVersion.WithKind("SimpleTableServer"))},
+	}
+}
+
+// Deployment returns the table server's Deployment: one replica, replaced with Recreate so that
+// two pods never hold a resource's lists at once, a hardened pod that mounts every source
+// read-only and loads each dataset at startup. image is used when the resource names none.
+// authTokenHash, a hash of spec.server.authTokenSecret's token ("" without one), is written
+// into the pod template: the server reads its token at startup, so a new token restarts it.
+func Deployment(sts *stsv1alpha1.SimpleTableServer, image, authTokenHash string) *appsv1.Deployment {
+	if sts.Spec.Image != "" {
+		image = sts.Spec.Image
+	}
+	volumes, mounts, loadArgs := datasetVolumes(sts)
+	podLabels := merged(sts.Spec.PodLabels, objectLabels(sts))
+	podAnnotations := sts.Spec.PodAnnotations
+	if authTokenHash != "" {
+		podAnnotations = merged(podAnnotations, map[string]string{authTokenHashAnnotation: authTokenHash})
+	}
+	d := &appsv1.Deployment{
+		ObjectMeta: objectMeta(sts, sts.Name),
+		Spec: appsv1.DeploymentSpec{
+			Replicas:             ptr.To[int32](1),
+			Selector:             &metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
+			Strategy:             appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			RevisionHistoryLimit: ptr.To[int32](3),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
+				Spec: corev1.PodSpec{
+					// The server never calls the Kubernetes API.
+					AutomountServiceAccountToken: ptr.To(false),
+					EnableServiceLinks:           ptr.To(false),
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot:   ptr.To(true),
+						RunAsUser:      ptr.To[int64](nonRootID),
+						RunAsGroup:     ptr.To[int64](nonRootID),
+						FSGroup:        ptr.To[int64](nonRootID),
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					Containers: []corev1.Container{{
+						Name:            "sts",
+						Image:           image,
+						ImagePullPolicy: sts.Spec.ImagePullPolicy,
+						Command:         []string{serverBinary},
+						Args:            append(serverArgs(sts), loadArgs...),
+						Ports:           []corev1.ContainerPort{{Name: serverPortName, ContainerPort: serverPort, Protocol: corev1.ProtocolTCP}},
+						ReadinessProbe:  httpProbe("/readyz", 5),
+						LivenessProbe:   httpProbe("/healthz", 10),
+						Resources:       sts.Spec.Resources,
+						VolumeMounts:    mounts,
+						SecurityContext: &corev1.SecurityContext{
+							AllowPrivilegeEscalation: ptr.To(false),
+							ReadOnlyRootFilesystem:   ptr.To(true),
+							RunAsNonRoot:             ptr.To(true),
+							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+						},
+					}},
+					Volumes:           volumes,
+					ImagePullSecrets:  sts.Spec.ImagePullSecrets,
+					NodeSelector:      sts.Spec.NodeSelector,
+					Tolerations:       sts.Spec.Tolerations,
+					Affinity:          sts.Spec.Affinity,
+					PriorityClassName: sts.Spec.PriorityClassName,
+				},
+			},
+		},
+	}
+	setSpecHash(&d.ObjectMeta, d.Spec)
+	return d
+}
+
+// serverArgs are the table server's flags from spec.server; every boolean is explicit because
+// the server's own defaults are the standalone original's (STOP allowed).
+func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
+	opts := sts.Spec.Server
+	args := []string{
+		"--bind=0.0.0.0",
+		"--port=" + strconv.Itoa(serverPort),
+		"--dataset-dir=" + dataDir,
+		"--add-timestamp=" + strconv.FormatBool(ptr.Deref(opts.AddTimestamp, true)),
+		"--allow-stop=" + strconv.FormatBool(ptr.Deref(opts.AllowStop, false)),
+	}
+	for _, c := range []struct{ flag, value string }{
+		{"--charset-read", opts.Charsets.Read},
+		{"--charset-write", opts.Charsets.Write},
+		{"--charset-response", opts.Charsets.Response},
+	} {
+		if c.value != "" {
+			args = append(args, c.flag+"="+c.value)
+		}
+	}
+	if opts.AuthTokenSecret != nil {
+		args = append(args, "--auth-token-file="+path.Join(authTokenDir, authTokenFile))
+	}
+	return args
+}
+
+// datasetVolumes returns the pod's volumes and the container's mounts (the writable dataset
+// directory, each source read-only, the auth token) and the flags that load every dataset.
+// Volume names are hashes: dataset names may hold characters a volume name cannot.
+func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []corev1.VolumeMount, []string) {
+	volumes := []corev1.Volume{storageVolume(sts)}
+	mounts := []corev1.VolumeMount{{Name: volumes[0].Name, MountPath: dataDir}}
+	var args []string
+	claims := map[string]string{} // claim name -> mount path, one volume per claim
+	for _, ds := range sts.Spec.Datasets {
+		switch {
+		case ds.ConfigMap != nil, ds.Secret != nil:
+			name := "ds-" + shortHash(ds.Name)
+			dir := path.Join(datasetMountRoot, name)
+			volumes = append(volumes, keyVolume(name, ds))
+			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true})
+			args = append(args, "--load="+ds.Name+"="+path.Join(dir, sourceKey(ds)))
+		case ds.PersistentVolumeClaim != nil:
+			src := ds.PersistentVolumeClaim
+			dir, ok := claims[src.ClaimName]
+			if !ok {
+				name := "claim-" + shortHash(src.ClaimName)
+				dir = path.Join(claimMountRoot, name)
+				claims[src.ClaimName] = dir
+				volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.ClaimName, ReadOnly: true},
+				}})
+				mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true})
+			}
+			if src.Match != "" {
+				args = append(args, "--load-dir="+path.Join(dir, src.Path)+"="+src.Match)
+			} else {
+				args = append(args, "--load="+ds.Name+"="+path.Join(dir, src.Path))
+			}
+		}
+	}
+	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
+		volumes = append(volumes, corev1.Volume{Name: "auth-token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  tok.Name,
+			Items:       []corev1.KeyToPath{{Key: tok.Key, Path: authTokenFile}},
+			DefaultMode: ptr.To[int32](0o440),
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: "auth-token", MountPath: authTokenDir, ReadOnly: true})
+	}
+	return volumes, mounts, args
+}
+
+func storageVolume(sts *stsv1alpha1.SimpleTableServer) corev1.Volume {
+	v := corev1.Volume{Name: "data"}
+	switch st := sts.Spec.Storage; {
+	case st == nil:
+		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
+	case st.ExistingClaim != "":
+		v.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: st.ExistingClaim}
+	default:
+		v.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(sts)}
+	}
+	return v
+}
+
+// keyVolume projects the one key a ConfigMap or Secret dataset reads, under its own name.
+func keyVolume(name string, ds stsv1alpha1.Dataset) corev1.Volume {
+	v := corev1.Volume{Name: name}
+	if ds.ConfigMap != nil {
+		v.ConfigMap = &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ds.ConfigMap.Name},
+			Items:                []corev1.KeyToPath{{Key: ds.ConfigMap.Key, Path: ds.ConfigMap.Key}},
+		}
+	} else {
+		v.Secret = &corev1.SecretVolumeSource{
+			SecretName:  ds.Secret.Name,
+			Items:       []corev1.KeyToPath{{Key: ds.Secret.Key, Path: ds.Secret.Key}},
+			DefaultMode: ptr.To[int32](0o440),
+		}
+	}
+	return v
+}
+
+func sourceKey(ds stsv1alpha1.Dataset) string {
+	if ds.ConfigMap != nil {
+		return ds.ConfigMap.Key
+	}
+	return ds.Secret.Key
+}
+
+func httpProbe(path string, periodSeconds int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(serverPortName)}},
+		PeriodSeconds:    periodSeconds,
+		TimeoutSeconds:   2,
+		FailureThreshold: 3,
+	}
+}
+
+// Service returns the Service in front of the table server, port "http" 9191.
+func Service(sts *stsv1alpha1.SimpleTableServer) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: objectMeta(sts, sts.Name),
+		Spec: corev1.ServiceSpec{
+			Type:     sts.Spec.Service.Type,
+			Selector: selectorLabels(sts),
+			Ports: []corev1.ServicePort{{
+				Name: serverPortName, Port: serverPort, TargetPort: intstr.FromString(serverPortName), Protocol: corev1.ProtocolTCP,
+			}},
+		},
+	}
+	s.Annotations = sts.Spec.Service.Annotations
+	setSpecHash(&s.ObjectMeta, s.Spec)
+	return s
+}
+
+// PersistentVolumeClaim returns the claim for spec.storage.size, or nil when the resource asks
+// for none (no storage, or an existing claim).
+func PersistentVolumeClaim(sts *stsv1alpha1.SimpleTableServer) *corev1.PersistentVolumeClaim {
+	st := sts.Spec.Storage
+	if st == nil || st.Size == nil {
+		return nil
+	}
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: objectMeta(sts, claimName(sts)),
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: st.StorageClassName,
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *st.Size}},
+		},
+	}
+}
+
+// setSpecHash records in meta's annotations a hash of spec and of the annotations the builder
+// set, everything the operator decides about the object. The map is copied: it may be the
+// resource's own.
+func setSpecHash(meta *metav1.ObjectMeta, spec any) {
+	b, err := json.Marshal(struct {
+		Annotations map[string]string
+		Spec        any
+	}{meta.Annotations, spec})
+	if err != nil {
+		panic(fmt.Sprintf("marshal a built-in spec: %v", err)) // cannot happen for API types
+	}
+	annotations := map[string]string{}
+	for k, v := range meta.Annotations {
+		annotations[k] = v
+	}
+	annotations[specHashAnnotation] = hashBytes(b)
+	meta.Annotations = annotations
+}
+
+func hashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+func shortHash(s string) string { return hashBytes([]byte(s))[:10] }

@@ -1,0 +1,396 @@
+package controllers
+
+import (
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+const testImage = "sts-operator:test"
+
+// loadFlag is one --load or --load-dir argument of the server container.
+type loadFlag struct {
+	flag       string // "--load" or "--load-dir"
+	list, path string // for --load-dir: path is the directory, list the pattern
+}
+
+func loadFlags(d *appsv1.Deployment) []loadFlag {
+	var flags []loadFlag
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		flag, value, _ := strings.Cut(a, "=")
+		switch flag {
+		case "--load":
+			list, p, _ := strings.Cut(value, "=")
+			flags = append(flags, loadFlag{flag, list, p})
+		case "--load-dir":
+			dir, match, _ := strings.Cut(value, "=")
+			flags = append(flags, loadFlag{flag, match, dir})
+		}
+	}
+	return flags
+}
+
+// volumeAt returns the volume mounted at the directory holding p (or at p), and the mount.
+func volumeAt(t *testing.T, d *appsv1.Deployment, p string) (corev1.Volume, corev1.VolumeMount) {
+	t.Helper()
+	pod := d.Spec.Template.Spec
+	for _, m := range pod.Containers[0].VolumeMounts {
+		if p == m.MountPath || strings.HasPrefix(p, m.MountPath+"/") {
+			for _, v := range pod.Volumes {
+				if v.Name == m.Name {
+					return v, m
+				}
+			}
+			t.Fatalf("mount %q names no volume", m.Name)
+		}
+	}
+	t.Fatalf("no volume is mounted at %q; mounts: %+v", p, pod.Containers[0].VolumeMounts)
+	return corev1.Volume{}, corev1.VolumeMount{}
+}
+
+func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
+	tests := map[string]struct {
+		sts       *stsv1alpha1.SimpleTableServer
+		wantFlags []string // "--load LIST" or "--load-dir PATTERN", in order
+		// check inspects the volume and mount behind each flag, in the same order.
+		check []func(t *testing.T, v corev1.Volume, file string)
+	}{
+		"configMap key": {
+			sts:       newSTS("a", withConfigMapDataset("users.csv", "logins", "users")),
+			wantFlags: []string{"--load users.csv"},
+			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
+				if v.ConfigMap == nil || v.ConfigMap.Name != "logins" || !reflect.DeepEqual(v.ConfigMap.Items, []corev1.KeyToPath{{Key: "users", Path: "users"}}) {
+					t.Errorf("volume %+v does not project key users of ConfigMap logins", v)
+				}
+				if path.Base(file) != "users" {
+					t.Errorf("loads %q, not the projected key", file)
+				}
+			}},
+		},
+		"secret key": {
+			sts:       newSTS("a", withSecretDataset("cards", "payment", "cards.csv")),
+			wantFlags: []string{"--load cards"},
+			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
+				if v.Secret == nil || v.Secret.SecretName != "payment" || v.Secret.Items[0].Key != "cards.csv" || path.Base(file) != "cards.csv" {
+					t.Errorf("volume %+v / file %q do not read key cards.csv of Secret payment", v, file)
+				}
+			}},
+		},
+		"file on a claim": {
+			sts:       newSTS("a", withClaimDataset("big", "datasets", "perf/big.csv", "")),
+			wantFlags: []string{"--load big"},
+			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
+				if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "datasets" || !v.PersistentVolumeClaim.ReadOnly {
+					t.Errorf("volume %+v is not claim datasets, read-only", v)
+				}
+				if !strings.HasSuffix(file, "/perf/big.csv") {
+					t.Errorf("loads %q, want the claim's perf/big.csv", file)
+				}
+			}},
+		},
+		"directory on a claim with a pattern": {
+			sts:       newSTS("a", withClaimDataset("csvs", "datasets", "perf", `.*\.csv`)),
+			wantFlags: []string{`--load-dir .*\.csv`},
+			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, dir string) {
+				if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "datasets" || !strings.HasSuffix(dir, "/perf") {
+					t.Errorf("volume %+v / dir %q are not the claim's perf directory", v, dir)
+				}
+			}},
+		},
+		"names that are no volume names, in spec order": {
+			sts: newSTS("a",
+				withConfigMapDataset("Logins 2026.csv", "logins", "users"),
+				withConfigMapDataset("...", "logins", "admins")),
+			wantFlags: []string{"--load Logins 2026.csv", "--load ..."},
+			check: []func(*testing.T, corev1.Volume, string){
+				func(t *testing.T, v corev1.Volume, file string) {
+					if v.ConfigMap.Items[0].Key != "users" {
+						t.Errorf("first dataset reads %+v", v.ConfigMap.Items)
+					}
+				},
+				func(t *testing.T, v corev1.Volume, file string) {
+					if v.ConfigMap.Items[0].Key != "admins" {
+						t.Errorf("second dataset reads %+v", v.ConfigMap.Items)
+					}
+				},
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := Deployment(tc.sts, testImage, "")
+			flags := loadFlags(d)
+			var got []string
+			for _, f := range flags {
+				got = append(got, f.flag+" "+f.list)
+			}
+			if !reflect.DeepEqual(got, tc.wantFlags) {
+				t.Fatalf("load flags = %q, want %q", got, tc.wantFlags)
+			}
+			for i, f := range flags {
+				v, m := volumeAt(t, d, f.path)
+				if !m.ReadOnly {
+					t.Errorf("source of %q is mounted writable", f.list)
+				}
+				tc.check[i](t, v, f.path)
+			}
+			if vs := d.Spec.Template.Spec.Volumes; len(vs) != len(uniqueNames(vs)) {
+				t.Errorf("duplicate volume names in %+v", vs)
+			}
+		})
+	}
+}
+
+func uniqueNames(vs []corev1.Volume) map[string]bool {
+	m := map[string]bool{}
+	for _, v := range vs {
+		m[v.Name] = true
+	}
+	return m
+}
+
+func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
+	d := Deployment(newSTS("a",
+		withClaimDataset("one", "datasets", "one.csv", ""),
+		withClaimDataset("two", "datasets", "two.csv", ""),
+		withClaimDataset("other", "archive", "x.csv", "")), testImage, "")
+	claims := map[string]int{}
+	for _, v := range d.Spec.Template.Spec.Volumes {
+		if c := v.PersistentVolumeClaim; c != nil {
+			claims[c.ClaimName]++
+		}
+	}
+	if want := map[string]int{"datasets": 1, "archive": 1}; !reflect.DeepEqual(claims, want) {
+		t.Errorf("claim volumes = %v, want %v", claims, want)
+	}
+}
+
+func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
+	sts := newSTS("logins", inNamespace("perf"), withConfigMapDataset("users", "logins", "users"))
+	d := Deployment(sts, testImage, "")
+
+	if d.Name != "logins" || d.Namespace != "perf" {
+		t.Errorf("Deployment is %s/%s", d.Namespace, d.Name)
+	}
+	assertOwnedBy(t, d.OwnerReferences, sts)
+	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("replicas %d strategy %q: want 1 and Recreate", *d.Spec.Replicas, d.Spec.Strategy.Type)
+	}
+	pod := d.Spec.Template.Spec
+	if !reflect.DeepEqual(d.Spec.Selector.MatchLabels, selectorLabels(sts)) {
+		t.Errorf("selector %v", d.Spec.Selector.MatchLabels)
+	}
+	for k, v := range d.Spec.Selector.MatchLabels {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("pod labels %v do not match the selector", d.Spec.Template.Labels)
+		}
+	}
+	psc := pod.SecurityContext
+	if !*psc.RunAsNonRoot || psc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault || *pod.AutomountServiceAccountToken {
+		t.Errorf("pod security: %+v, automount %v", psc, *pod.AutomountServiceAccountToken)
+	}
+	c := pod.Containers[0]
+	sc := c.SecurityContext
+	if *sc.AllowPrivilegeEscalation || !*sc.ReadOnlyRootFilesystem || !*sc.RunAsNonRoot ||
+		!reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
+		t.Errorf("container security: %+v", sc)
+	}
+	if c.Image != testImage || !reflect.DeepEqual(c.Command, []string{"/sts"}) {
+		t.Errorf("image %q command %q", c.Image, c.Command)
+	}
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 9191 {
+		t.Errorf("ports %+v", c.Ports)
+	}
+	for probe, want := range map[*corev1.Probe]string{c.ReadinessProbe: "/readyz", c.LivenessProbe: "/healthz"} {
+		if probe == nil || probe.HTTPGet.Path != want || probe.HTTPGet.Port.StrVal != "http" {
+			t.Errorf("probe %+v, want GET %s on port http", probe, want)
+		}
+	}
+	if Deployment(newSTS("a", withImage("registry.example/sts:1")), testImage, "").Spec.Template.Spec.Containers[0].Image != "registry.example/sts:1" {
+		t.Error("spec.image does not replace the default image")
+	}
+}
+
+func assertOwnedBy(t *testing.T, refs []metav1.OwnerReference, sts *stsv1alpha1.SimpleTableServer) {
+	t.Helper()
+	if len(refs) != 1 || refs[0].UID != sts.UID || refs[0].Kind != "SimpleTableServer" ||
+		refs[0].APIVersion != "sts.tableserver.dev/v1alpha1" || !ptr.Deref(refs[0].Controller, false) {
+		t.Errorf("owner references %+v, want the SimpleTableServer %s as controller", refs, sts.UID)
+	}
+}
+
+func TestDeploymentServerFlags(t *testing.T) {
+	tests := map[string]struct {
+		server stsv1alpha1.ServerOptions
+		want   []string
+	}{
+		"defaults": {
+			want: []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=true", "--allow-stop=false"},
+		},
+		"every option": {
+			server: stsv1alpha1.ServerOptions{
+				AddTimestamp: ptr.To(false), AllowStop: ptr.To(true),
+				Charsets:        stsv1alpha1.Charsets{Read: "ISO-8859-1", Write: "UTF-8", Response: "windows-1252"},
+				AuthTokenSecret: &stsv1alpha1.KeySelector{Name: "token", Key: "t"},
+			},
+			want: []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=false", "--allow-stop=true",
+				"--charset-read=ISO-8859-1", "--charset-write=UTF-8", "--charset-response=windows-1252",
+				"--auth-token-file=/var/run/sts/auth/token"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := Deployment(newSTS("a", withServer(tc.server)), testImage, "")
+			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("args\n got %q\nwant %q", got, tc.want)
+			}
+			if tc.server.AuthTokenSecret != nil {
+				v, m := volumeAt(t, d, "/var/run/sts/auth/token")
+				if v.Secret == nil || v.Secret.SecretName != "token" || v.Secret.Items[0].Key != "t" || !m.ReadOnly {
+					t.Errorf("token volume %+v mount %+v", v, m)
+				}
+			}
+		})
+	}
+}
+
+func TestDeploymentStorage(t *testing.T) {
+	tests := map[string]struct {
+		sts  *stsv1alpha1.SimpleTableServer
+		want corev1.VolumeSource
+	}{
+		"none: emptyDir": {newSTS("a"), corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		"existing claim": {newSTS("a", withExistingClaim("saved")),
+			corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "saved"}}},
+		"size: the operator's claim": {newSTS("a", withStorageSize("1Gi", nil)),
+			corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "a-data"}}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := Deployment(tc.sts, testImage, "")
+			v, m := volumeAt(t, d, "/data")
+			if !reflect.DeepEqual(v.VolumeSource, tc.want) || m.ReadOnly {
+				t.Errorf("dataset dir volume %+v (read-only %v), want %+v writable", v.VolumeSource, m.ReadOnly, tc.want)
+			}
+		})
+	}
+}
+
+func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
+	d := Deployment(newSTS("a", withPodLabels(map[string]string{"team": "perf", instanceLabel: "other"})), testImage, "")
+	if l := d.Spec.Template.Labels; l["team"] != "perf" || l[instanceLabel] != "a" {
+		t.Errorf("pod labels %v", l)
+	}
+}
+
+func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
+	base := newSTS("a", withConfigMapDataset("users", "logins", "users"))
+	hash := func(sts *stsv1alpha1.SimpleTableServer) string {
+		return Deployment(sts, testImage, "").Annotations[specHashAnnotation]
+	}
+	same := base.DeepCopy()
+	same.Status.TotalLines = 42
+	same.Annotations = map[string]string{"note": "x"}
+	if hash(base) == "" || hash(base) != hash(same) {
+		t.Errorf("hash changed with status or metadata: %q vs %q", hash(base), hash(same))
+	}
+	for name, change := range map[string]stsOption{
+		"dataset": withConfigMapDataset("more", "logins", "more"),
+		"image":   withImage("other:1"),
+		"labels":  withPodLabels(map[string]string{"a": "b"}),
+	} {
+		changed := base.DeepCopy()
+		change(changed)
+		if hash(changed) == hash(base) {
+			t.Errorf("a %s change keeps the hash", name)
+		}
+	}
+	if podAnnotations := Deployment(base, testImage, "").Spec.Template.Annotations; podAnnotations[specHashAnnotation] != "" {
+		t.Error("the pod template carries the spec hash")
+	}
+}
+
+func TestService(t *testing.T) {
+	sts := newSTS("logins", withConfigMapDataset("users", "logins", "users"))
+	sts.Spec.Service = stsv1alpha1.ServiceOptions{Type: corev1.ServiceTypeNodePort, Annotations: map[string]string{"lb": "internal"}}
+	svc := Service(sts)
+	assertOwnedBy(t, svc.OwnerReferences, sts)
+	if svc.Name != "logins" || svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Annotations["lb"] != "internal" {
+		t.Errorf("service %s type %q annotations %v", svc.Name, svc.Spec.Type, svc.Annotations)
+	}
+	if p := svc.Spec.Ports; len(p) != 1 || p[0].Name != "http" || p[0].Port != 9191 || p[0].TargetPort.StrVal != "http" {
+		t.Errorf("ports %+v", p)
+	}
+	if !reflect.DeepEqual(svc.Spec.Selector, Deployment(sts, testImage, "").Spec.Selector.MatchLabels) {
+		t.Errorf("selector %v does not select the Deployment's pod", svc.Spec.Selector)
+	}
+	if sts.Spec.Service.Annotations[specHashAnnotation] != "" {
+		t.Error("Service wrote its hash into the resource's annotations map")
+	}
+}
+
+func TestPersistentVolumeClaim(t *testing.T) {
+	fast := "fast"
+	tests := map[string]struct {
+		sts       *stsv1alpha1.SimpleTableServer
+		wantNil   bool
+		wantSize  string
+		wantClass *string
+	}{
+		"no storage":     {sts: newSTS("a"), wantNil: true},
+		"existing claim": {sts: newSTS("a", withExistingClaim("mine")), wantNil: true},
+		"size":           {sts: newSTS("a", withStorageSize("2Gi", nil)), wantSize: "2Gi"},
+		"size and class": {sts: newSTS("a", withStorageSize("10Gi", &fast)), wantSize: "10Gi", wantClass: &fast},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			pvc := PersistentVolumeClaim(tc.sts)
+			if tc.wantNil {
+				if pvc != nil {
+					t.Fatalf("got a claim %+v", pvc)
+				}
+				return
+			}
+			assertOwnedBy(t, pvc.OwnerReferences, tc.sts)
+			got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+			if pvc.Name != "a-data" || got.Cmp(resource.MustParse(tc.wantSize)) != 0 ||
+				!reflect.DeepEqual(pvc.Spec.StorageClassName, tc.wantClass) ||
+				!slices.Equal(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) {
+				t.Errorf("claim %s: %+v", pvc.Name, pvc.Spec)
+			}
+		})
+	}
+}
+
+func TestServiceHashFollowsItsAnnotations(t *testing.T) {
+	sts := newSTS("a")
+	before := Service(sts).Annotations[specHashAnnotation]
+	sts.Spec.Service.Annotations = map[string]string{"lb": "internal"}
+	if Service(sts).Annotations[specHashAnnotation] == before {
+		t.Error("a new Service annotation keeps the hash, so the Service would never get it")
+	}
+}
+
+func TestNewAuthTokenRestartsTheServer(t *testing.T) {
+	sts := newSTS("a", withAuthToken("token", "t"))
+	before, after := Deployment(sts, testImage, "hash1"), Deployment(sts, testImage, "hash2")
+	if before.Spec.Template.Annotations[authTokenHashAnnotation] != "hash1" {
+		t.Errorf("pod annotations %v lack the token hash", before.Spec.Template.Annotations)
+	}
+	if before.Annotations[specHashAnnotation] == after.Annotations[specHashAnnotation] {
+		t.Error("a new token keeps the spec hash: the server would keep the old token while the operator sends the new one")
+	}
+	if a := Deployment(newSTS("a"), testImage, "").Spec.Template.Annotations; a != nil {
+		t.Errorf("pod annotations without a token: %v", a)
+	}
+}

@@ -1,0 +1,71 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// serverObservation is what the table server answered during one reconcile.
+type serverObservation struct {
+	// status is the server's STATUS; nil when it was not asked (no Deployment) or did not answer.
+	status *serverStatus
+	// err says why the server did not answer.
+	err error
+	// reloadErr says why a changed dataset could not be pushed into the server.
+	reloadErr error
+}
+
+// observeServer reads the server's STATUS and, under the Reload policy, first pushes every
+// ConfigMap or Secret dataset that changed since the server loaded it.
+func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources) serverObservation {
+	if d == nil {
+		return serverObservation{}
+	}
+	ts := tableServer{http: r.HTTPClient, baseURL: r.Endpoints.BaseURL(sts), token: src.authToken}
+	var obs serverObservation
+	obs.status, obs.err = ts.status(ctx)
+	if obs.err != nil || sts.Spec.DatasetUpdatePolicy != stsv1alpha1.DatasetUpdateReload {
+		return obs
+	}
+	reloaded, err := r.reloadChanged(ctx, sts, d, src, ts)
+	obs.reloadErr = err
+	if reloaded {
+		obs.status, obs.err = ts.status(ctx)
+	}
+	return obs
+}
+
+// reloadChanged replaces the list of every dataset whose source changed since the server loaded
+// it, and records the new hashes on the Deployment so that each change is pushed once. Other
+// lists are untouched. It reports whether any list was replaced.
+func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer) (bool, error) {
+	loaded := loadedHashes(d)
+	var errs []error
+	var done []string
+	for _, name := range src.changedSince(loaded) {
+		if err := ts.replaceList(ctx, name, src.content[name]); err != nil {
+			errs = append(errs, fmt.Errorf("dataset %q: %w", name, err))
+			continue
+		}
+		loaded[name] = src.hashes[name]
+		done = append(done, name)
+	}
+	if len(done) == 0 {
+		return false, errors.Join(errs...)
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Annotations = merged(d.Annotations, map[string]string{loadedDatasetsAnnotation: encodeHashes(loaded)})
+	if err := r.Patch(ctx, d, patch); err != nil {
+		// The lists are replaced; the next reconcile pushes the same content again, harmlessly.
+		errs = append(errs, fmt.Errorf("while recording the reloaded datasets on Deployment %q: %w", d.Name, err))
+	}
+	r.Recorder.Eventf(sts, d, corev1.EventTypeNormal, "Reloaded", "Reload", "Reloaded changed datasets into the running server: %q", done)
+	return true, errors.Join(errs...)
+}

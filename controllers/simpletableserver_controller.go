@@ -1,0 +1,145 @@
+// Package controllers runs SimpleTableServer resources: each becomes a table server Deployment
+// and Service (and, when asked, a PersistentVolumeClaim), whose lists the reconciler reads back
+// into the resource's status.
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// DefaultRefreshInterval is how often the server's STATUS is read when the resource does not
+// say (the API server defaults the field to the same value).
+const DefaultRefreshInterval = 10 * time.Second
+
+// SimpleTableServerReconciler reconciles SimpleTableServer resources.
+type SimpleTableServerReconciler struct {
+	client.Client
+	// Recorder records the events a user should notice.
+	Recorder events.EventRecorder
+	// DefaultImage runs the table server of resources that name no image.
+	DefaultImage string
+	// Endpoints says where the operator reaches each table server.
+	Endpoints EndpointResolver
+	// HTTPClient calls the table servers; its Timeout bounds every call, so that a server that
+	// does not answer holds a worker for at most that long.
+	HTTPClient *http.Client
+}
+
+// desiredObjects are the objects a resource should own, from the pure builders.
+type desiredObjects struct {
+	deployment *appsv1.Deployment
+	service    *corev1.Service
+	claim      *corev1.PersistentVolumeClaim // nil when the resource asks for none
+}
+
+// +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers/status,verbs=get;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one SimpleTableServer's objects to its spec and its status to what the
+// table server reports, then asks to run again after spec.statusRefreshInterval.
+func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	sts := &stsv1alpha1.SimpleTableServer{}
+	if err := r.Get(ctx, req.NamespacedName, sts); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	src, err := r.resolveSources(ctx, sts)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("while resolving the dataset sources: %w", err)
+	}
+	desired := desiredObjects{Deployment(sts, r.DefaultImage, src.authTokenHash), Service(sts), PersistentVolumeClaim(sts)}
+	obs := observation{sources: src}
+	obs.deployment, obs.applyErr = r.apply(ctx, sts, desired, src)
+	if apierrors.IsConflict(obs.applyErr) {
+		return ctrl.Result{}, obs.applyErr // the cache lags behind a write: retry with the next view
+	}
+	obs.server = r.observeServer(ctx, sts, obs.deployment, src)
+	if err := r.updateStatus(ctx, sts, obs); err != nil {
+		return ctrl.Result{}, fmt.Errorf("while updating the status: %w", err)
+	}
+	if obs.applyErr != nil {
+		return ctrl.Result{}, obs.applyErr // an object the API server refused: retried with backoff
+	}
+	return ctrl.Result{RequeueAfter: refreshInterval(sts)}, nil
+}
+
+func refreshInterval(sts *stsv1alpha1.SimpleTableServer) time.Duration {
+	if d := sts.Spec.StatusRefreshInterval; d != nil && d.Duration > 0 {
+		return d.Duration
+	}
+	return DefaultRefreshInterval
+}
+
+// SetupWithManager registers the reconciler, its owned objects, and the field indexes through
+// which ConfigMap and Secret changes reach the resources that read them.
+func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	ctx := context.Background()
+	indexer := mgr.GetFieldIndexer()
+	obj := &stsv1alpha1.SimpleTableServer{}
+	if err := indexer.IndexField(ctx, obj, configMapIndex, referencedConfigMaps); err != nil {
+		return fmt.Errorf("while indexing ConfigMap references: %w", err)
+	}
+	if err := indexer.IndexField(ctx, obj, secretIndex, referencedSecrets); err != nil {
+		return fmt.Errorf("while indexing Secret references: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&stsv1alpha1.SimpleTableServer{}).
+		Owns(&appsv1.Deployment{}).
+		Owns(&corev1.Service{}).
+		Owns(&corev1.PersistentVolumeClaim{}).
+		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(configMapIndex))).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(secretIndex))).
+		WithOptions(opts).
+		Complete(r)
+}
+
+// CacheByObject limits the manager's cache of Deployments, Services and claims to the ones the
+// operator manages, instead of every such object in the cluster. Pass it as
+// cache.Options.ByObject.
+func CacheByObject() map[client.Object]cache.ByObject {
+	managed := labels.SelectorFromSet(labels.Set{managedByLabel: managedByValue})
+	return map[client.Object]cache.ByObject{
+		&appsv1.Deployment{}:            {Label: managed},
+		&corev1.Service{}:               {Label: managed},
+		&corev1.PersistentVolumeClaim{}: {Label: managed},
+	}
+}
+
+// readersOf maps a ConfigMap or Secret to the resources in its namespace that reference it
+// through index.
+func (r *SimpleTableServerReconciler) readersOf(index string) handler.MapFunc {
+	return func(ctx context.Context, obj client.Object) []reconcile.Request {
+		var list stsv1alpha1.SimpleTableServerList
+		if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace()), client.MatchingFields{index: obj.GetName()}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "Listing the SimpleTableServers that read an object", "object", client.ObjectKeyFromObject(obj))
+			return nil
+		}
+		reqs := make([]reconcile.Request, len(list.Items))
+		for i, item := range list.Items {
+			reqs[i] = reconcile.Request{NamespacedName: types.NamespacedName{Namespace: item.Namespace, Name: item.Name}}
+		}
+		return reqs
+	}
+}

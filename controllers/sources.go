@@ -1,0 +1,171 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// Field indexes on SimpleTableServers: the names of the ConfigMaps and Secrets they read, so
+// that a change to one of them reaches the resources that read it.
+const (
+	configMapIndex = "spec.configMapNames"
+	secretIndex    = "spec.secretNames"
+)
+
+// referencedConfigMaps is the configMapIndex function.
+func referencedConfigMaps(obj client.Object) []string {
+	var names []string
+	for _, ds := range obj.(*stsv1alpha1.SimpleTableServer).Spec.Datasets {
+		if ds.ConfigMap != nil {
+			names = append(names, ds.ConfigMap.Name)
+		}
+	}
+	return names
+}
+
+// referencedSecrets is the secretIndex function.
+func referencedSecrets(obj client.Object) []string {
+	sts := obj.(*stsv1alpha1.SimpleTableServer)
+	var names []string
+	for _, ds := range sts.Spec.Datasets {
+		if ds.Secret != nil {
+			names = append(names, ds.Secret.Name)
+		}
+	}
+	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
+		names = append(names, tok.Name)
+	}
+	return names
+}
+
+// sources is what the ConfigMaps and Secrets that a resource reads hold now.
+type sources struct {
+	// content of each ConfigMap and Secret dataset, by dataset name.
+	content map[string][]byte
+	// hashes of content, by dataset name.
+	hashes map[string]string
+	// missing describes each source that does not exist, for messages.
+	missing []string
+	// authToken is the server's bearer token ("" without spec.server.authTokenSecret), and
+	// authTokenHash a hash of it.
+	authToken, authTokenHash string
+}
+
+// resolveSources reads the ConfigMaps and Secrets that sts references (from the cache).
+// A missing object or key is recorded in missing, not returned as an error.
+func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *stsv1alpha1.SimpleTableServer) (*sources, error) {
+	src := &sources{content: map[string][]byte{}, hashes: map[string]string{}}
+	for _, ds := range sts.Spec.Datasets {
+		var (
+			data []byte
+			err  error
+		)
+		switch {
+		case ds.ConfigMap != nil:
+			data, err = r.configMapKey(ctx, sts.Namespace, *ds.ConfigMap)
+		case ds.Secret != nil:
+			data, err = r.secretKey(ctx, sts.Namespace, *ds.Secret)
+		default:
+			continue // a claim: its files are read by the server only
+		}
+		var missing *missingSourceError
+		switch {
+		case errors.As(err, &missing):
+			src.missing = append(src.missing, fmt.Sprintf("%s (dataset %q)", missing, ds.Name))
+		case err != nil:
+			return nil, err
+		default:
+			src.content[ds.Name] = data
+			src.hashes[ds.Name] = hashBytes(data)
+		}
+	}
+	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
+		data, err := r.secretKey(ctx, sts.Namespace, *tok)
+		var missing *missingSourceError
+		switch {
+		case errors.As(err, &missing):
+			src.missing = append(src.missing, fmt.Sprintf("%s (authTokenSecret)", missing))
+		case err != nil:
+			return nil, err
+		default:
+			src.authToken, src.authTokenHash = string(data), hashBytes(data)
+		}
+	}
+	return src, nil
+}
+
+// missingSourceError says which ConfigMap or Secret, or which key of it, does not exist.
+type missingSourceError struct{ what string }
+
+func (e *missingSourceError) Error() string { return e.what }
+
+func (r *SimpleTableServerReconciler) configMapKey(ctx context.Context, ns string, sel stsv1alpha1.KeySelector) ([]byte, error) {
+	var cm corev1.ConfigMap
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: sel.Name}, &cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &missingSourceError{fmt.Sprintf("ConfigMap %q", sel.Name)}
+		}
+		return nil, fmt.Errorf("while getting ConfigMap %q: %w", sel.Name, err)
+	}
+	if s, ok := cm.Data[sel.Key]; ok {
+		return []byte(s), nil
+	}
+	if b, ok := cm.BinaryData[sel.Key]; ok {
+		return b, nil
+	}
+	return nil, &missingSourceError{fmt.Sprintf("key %q of ConfigMap %q", sel.Key, sel.Name)}
+}
+
+func (r *SimpleTableServerReconciler) secretKey(ctx context.Context, ns string, sel stsv1alpha1.KeySelector) ([]byte, error) {
+	var s corev1.Secret
+	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: sel.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &missingSourceError{fmt.Sprintf("Secret %q", sel.Name)}
+		}
+		return nil, fmt.Errorf("while getting Secret %q: %w", sel.Name, err)
+	}
+	if b, ok := s.Data[sel.Key]; ok {
+		return b, nil
+	}
+	return nil, &missingSourceError{fmt.Sprintf("key %q of Secret %q", sel.Key, sel.Name)}
+}
+
+// loadedHashes returns the content hashes recorded on the Deployment when its server loaded
+// the datasets (empty when there is no Deployment or no record).
+func loadedHashes(d *appsv1.Deployment) map[string]string {
+	hashes := map[string]string{}
+	if d != nil {
+		// A damaged record reads as "nothing loaded": the worst outcome is one reload or report.
+		_ = json.Unmarshal([]byte(d.Annotations[loadedDatasetsAnnotation]), &hashes)
+	}
+	return hashes
+}
+
+// encodeHashes is the loadedDatasetsAnnotation value for hashes.
+func encodeHashes(hashes map[string]string) string {
+	b, _ := json.Marshal(hashes) // a map of strings always marshals
+	return string(b)
+}
+
+// changedSince returns, sorted, the datasets whose source content differs from loaded.
+func (s *sources) changedSince(loaded map[string]string) []string {
+	var changed []string
+	for name, h := range s.hashes {
+		if loaded[name] != h {
+			changed = append(changed, name)
+		}
+	}
+	sort.Strings(changed)
+	return changed
+}

@@ -1,0 +1,308 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// The envtest suite: a real kube-apiserver and etcd (KUBEBUILDER_ASSETS, which `make test`
+// builds and sets) with the CRD from config/crd/bases, and the reconciler running in a
+// controller-runtime manager exactly as cmd/manager sets it up, except that it reaches table
+// servers through testEndpoints. envtest runs no built-in controllers: no pods, no garbage
+// collection, no Deployment status unless a test writes it.
+var (
+	// suite is nil when KUBEBUILDER_ASSETS is unset; envtest tests then skip.
+	suite *envtestSuite
+	// unreachableURL refuses connections at once: port 1 on loopback has no listener.
+	unreachableURL = "http://127.0.0.1:1"
+)
+
+type envtestSuite struct {
+	env        *envtest.Environment
+	k8s        client.Client // uncached, for the tests' own reads and writes
+	reconciler *SimpleTableServerReconciler
+	endpoints  *testEndpoints
+	writes     *writeCounter
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "controllers: KUBEBUILDER_ASSETS is unset, so the envtest tests skip; `make test` builds kube-apiserver and etcd (hack/envtest.sh) and sets it")
+		return m.Run()
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	s, stop, err := startSuite()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "controllers: starting envtest:", err)
+		return 1
+	}
+	suite = s
+	defer stop()
+	return m.Run()
+}
+
+func startSuite() (*envtestSuite, func(), error) {
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, nil, err
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, nil, err
+	}
+	if err := stsv1alpha1.AddToScheme(scheme); err != nil {
+		return nil, nil, err
+	}
+	k8s, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, nil, err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Cache:                  cache.Options{ByObject: CacheByObject()},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &envtestSuite{env: env, k8s: k8s, endpoints: &testEndpoints{urls: map[string]string{}}, writes: &writeCounter{byNamespace: map[string]int{}}}
+	s.reconciler = &SimpleTableServerReconciler{
+		Client:       &countingClient{Client: mgr.GetClient(), counter: s.writes},
+		Recorder:     mgr.GetEventRecorder("sts-operator"),
+		DefaultImage: testImage,
+		Endpoints:    s.endpoints,
+		HTTPClient:   NewHTTPClient(2 * time.Second),
+	}
+	if err := s.reconciler.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "controllers: manager:", err)
+		}
+		if err := env.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "controllers: stopping envtest:", err)
+		}
+	}
+	return s, stop, nil
+}
+
+// requireEnvtest skips t when the suite has no API server.
+func requireEnvtest(t testing.TB) *envtestSuite {
+	t.Helper()
+	if suite == nil {
+		t.Skip("KUBEBUILDER_ASSETS is unset: run `make test`, which builds the envtest control plane and sets it")
+	}
+	return suite
+}
+
+// testEndpoints points resources at table servers that tests run on 127.0.0.1, by
+// "namespace/name" or by namespace; any other resource gets unreachableURL.
+type testEndpoints struct {
+	mu   sync.Mutex
+	urls map[string]string
+}
+
+// BaseURL implements EndpointResolver.
+func (e *testEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if u, ok := e.urls[sts.Namespace+"/"+sts.Name]; ok {
+		return u
+	}
+	if u, ok := e.urls[sts.Namespace]; ok {
+		return u
+	}
+	return unreachableURL
+}
+
+// set points key ("namespace/name" or "namespace") at url until t ends.
+func (e *testEndpoints) set(t testing.TB, key, url string) {
+	e.mu.Lock()
+	e.urls[key] = url
+	e.mu.Unlock()
+	t.Cleanup(func() {
+		e.mu.Lock()
+		delete(e.urls, key)
+		e.mu.Unlock()
+	})
+}
+
+// writeCounter counts the reconciler's API writes per namespace.
+type writeCounter struct {
+	mu          sync.Mutex
+	byNamespace map[string]int
+}
+
+func (w *writeCounter) add(obj client.Object) {
+	w.mu.Lock()
+	w.byNamespace[obj.GetNamespace()]++
+	w.mu.Unlock()
+}
+
+func (w *writeCounter) in(ns string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.byNamespace[ns]
+}
+
+// countingClient is the reconciler's client with every write counted, including writes that
+// the API server finds to change nothing (those keep resourceVersions but still cost a request).
+type countingClient struct {
+	client.Client
+	counter *writeCounter
+}
+
+func (c *countingClient) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.counter.add(obj)
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c *countingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.counter.add(obj)
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+func (c *countingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	c.counter.add(obj)
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+func (c *countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	c.counter.add(obj)
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+func (c *countingClient) Status() client.SubResourceWriter {
+	return countingStatusWriter{c.Client.Status(), c.counter}
+}
+
+type countingStatusWriter struct {
+	client.SubResourceWriter
+	counter *writeCounter
+}
+
+func (w countingStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	w.counter.add(obj)
+	return w.SubResourceWriter.Update(ctx, obj, opts...)
+}
+
+func (w countingStatusWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	w.counter.add(obj)
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// newNamespace creates a namespace for one test; at the end the test's SimpleTableServers are
+// deleted so that the manager stops polling their servers (envtest never removes namespaces).
+func (s *envtestSuite) newNamespace(t testing.TB) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "test-"}}
+	if err := s.k8s.Create(context.Background(), ns); err != nil {
+		t.Fatalf("create namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.k8s.DeleteAllOf(context.Background(), &stsv1alpha1.SimpleTableServer{}, client.InNamespace(ns.Name)); err != nil {
+			t.Errorf("delete the test's SimpleTableServers: %v", err)
+		}
+	})
+	return ns.Name
+}
+
+func (s *envtestSuite) create(t testing.TB, obj client.Object) {
+	t.Helper()
+	if err := s.k8s.Create(context.Background(), obj); err != nil {
+		t.Fatalf("create %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// get reads the current obj from the API server.
+func (s *envtestSuite) get(t testing.TB, obj client.Object) {
+	t.Helper()
+	if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+		t.Fatalf("get %T %s: %v", obj, obj.GetName(), err)
+	}
+}
+
+// eventually retries check every 50ms until it returns nil, and fails t with the last error
+// after timeout.
+func eventually(t testing.TB, timeout time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %v", timeout, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitForCondition waits until sts (re-read) has condition typ with status and reason for its
+// current generation, and returns the resource as read then.
+func (s *envtestSuite) waitForCondition(t testing.TB, sts *stsv1alpha1.SimpleTableServer, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) *stsv1alpha1.SimpleTableServer {
+	t.Helper()
+	cur := &stsv1alpha1.SimpleTableServer{}
+	eventually(t, timeout, func() error {
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), cur); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(cur.Status.Conditions, typ)
+		if c == nil || c.Status != status || c.Reason != reason || c.ObservedGeneration != cur.Generation {
+			return fmt.Errorf("%s condition is %+v, want %s/%s at generation %d", typ, c, status, reason, cur.Generation)
+		}
+		return nil
+	})
+	return cur
+}
+
+// forEachEvent calls f with the type, reason and note of every event about sts.
+func (s *envtestSuite) forEachEvent(sts *stsv1alpha1.SimpleTableServer, f func(eventType, reason, note string)) error {
+	var events eventsv1.EventList
+	if err := s.k8s.List(context.Background(), &events, client.InNamespace(sts.Namespace)); err != nil {
+		return err
+	}
+	for _, e := range events.Items {
+		if e.Regarding.Kind == "SimpleTableServer" && e.Regarding.Name == sts.Name {
+			f(e.Type, e.Reason, e.Note)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package controllers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// EndpointResolver says where the operator reaches a resource's table server.
+type EndpointResolver interface {
+	// BaseURL returns the server's base URL, such as http://name.namespace.svc:9191.
+	BaseURL(sts *stsv1alpha1.SimpleTableServer) string
+}
+
+// ServiceEndpoints reaches every table server through its Service's cluster DNS name, which
+// works when the operator runs in the cluster.
+type ServiceEndpoints struct{}
+
+// BaseURL returns Endpoint(sts).
+func (ServiceEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string { return Endpoint(sts) }
+
+// NewHTTPClient returns a client for table servers: every call ends within timeout, and a
+// server that does not accept connections fails within half of it.
+func NewHTTPClient(timeout time.Duration) *http.Client {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DialContext = (&net.Dialer{Timeout: timeout / 2}).DialContext
+	transport.Proxy = nil // table servers are reached directly, never through a proxy
+	return &http.Client{Timeout: timeout, Transport: transport}
+}
+
+// serverStatus is the answer of /sts/STATUS?FORMAT=JSON.
+type serverStatus struct {
+	OK    bool                     `json:"ok"`
+	Lists []stsv1alpha1.ListStatus `json:"lists"`
+	Total int64                    `json:"total"`
+	Error string                   `json:"error"`
+}
+
+// tableServer calls one table server's protocol in its JSON form.
+type tableServer struct {
+	http    *http.Client
+	baseURL string
+	token   string
+}
+
+// status reads the server's lists and their lengths.
+func (s tableServer) status(ctx context.Context) (*serverStatus, error) {
+	var st serverStatus
+	if err := s.call(ctx, http.MethodGet, "STATUS", nil, nil, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// replaceList replaces the list's lines with content, a dataset file, parsed by the server
+// with its read charset.
+func (s tableServer) replaceList(ctx context.Context, list string, content []byte) error {
+	var answer serverStatus
+	return s.call(ctx, http.MethodPost, "LOAD", url.Values{"FILENAME": {list}, "MODE": {"REPLACE"}}, content, &answer)
+}
+
+// call sends /sts/<command> with the JSON form requested and decodes the answer into out,
+// which must have the answer's ok and error fields.
+func (s tableServer) call(ctx context.Context, method, command string, params url.Values, body []byte, out *serverStatus) error {
+	if params == nil {
+		params = url.Values{}
+	}
+	params.Set("FORMAT", "JSON")
+	u := s.baseURL + "/sts/" + command + "?" + params.Encode()
+	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("while building the %s request: %w", command, err)
+	}
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", command, err)
+	}
+	defer resp.Body.Close()
+	// Answers are small; the limit keeps a misbehaving server from filling the operator's memory.
+	dec := json.NewDecoder(io.LimitReader(resp.Body, 4<<20))
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("%s: HTTP %d with an answer that is not the table server's JSON: %w", command, resp.StatusCode, err)
+	}
+	if !out.OK {
+		return fmt.Errorf("%s: HTTP %d: %s", command, resp.StatusCode, out.Error)
+	}
+	return nil
+}
