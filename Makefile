@@ -18,6 +18,18 @@ CONTROLLER_GEN := $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 STATICCHECK := $(LOCALBIN)/staticcheck-$(STATICCHECK_VERSION)
 HELM := $(LOCALBIN)/helm-$(HELM_VERSION)
 
+ENVTEST_K8S_VERSION ?= v1.37.2
+ENVTEST_ETCD_VERSION ?= v3.6.16
+# ENVTEST_ASSETS holds kube-apiserver, etcd and kubectl for envtest (KUBEBUILDER_ASSETS).
+ENVTEST_ASSETS := $(LOCALBIN)/k8s/$(ENVTEST_K8S_VERSION)
+# KUBECTL talks to the cluster for install and deploy; by default the one built with envtest's.
+KUBECTL ?= $(ENVTEST_ASSETS)/kubectl
+
+# IMAGE_TAR is the image tarball `make image` writes, for `ctr images import` or `docker load`.
+IMAGE_TAR := dist/sts-operator-$(VERSION).tar
+# DEPLOY_DIR holds the kustomize overlay `make deploy` writes to set the image.
+DEPLOY_DIR := .cache/deploy
+
 GO_LDFLAGS := -s -w -X github.com/sts-operator/sts-operator/internal/version.Version=$(VERSION)
 
 .PHONY: help
@@ -41,12 +53,33 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 	$(STATICCHECK) ./...
 
 .PHONY: test
-test: lint ## Run all tests (unit, HTTP, envtest) with the race detector and short fuzzing.
+test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
+test: lint envtest ## Run all tests (unit, HTTP, envtest) with the race detector.
 	go test -race -count=1 ./...
+
+FUZZTIME ?= 10s
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME each (CI runs them briefly).
+	@for f in $$(grep -rl --include='*_test.go' '^func Fuzz' internal cmd); do \
+	  dir=$$(dirname $$f); \
+	  for t in $$(grep -oh '^func Fuzz[A-Za-z0-9_]*' $$f | cut -c6-); do \
+	    echo "fuzz ./$$dir $$t ($(FUZZTIME))"; \
+	    go test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$dir || exit 1; \
+	  done; \
+	done
 
 .PHONY: bench
 bench: ## Run the benchmarks and print the ratios against their baselines.
 	go test -run '^$$' -bench . -benchmem ./internal/...
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate the API's deepcopy functions.
+	$(CONTROLLER_GEN) object paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD (config/crd/bases) and the RBAC role (config/rbac) from the markers.
+	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths=./api/... paths=./controllers/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 ##@ Build
 
@@ -55,11 +88,68 @@ build: ## Build bin/manager and bin/sts.
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/sts ./cmd/sts
 	@if [ -d cmd/manager ]; then CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/manager ./cmd/manager; fi
 
+.PHONY: image
+image: build ## Write the image (manager + sts, non-root) as a docker-archive tarball, IMAGE_TAR; no Docker engine needed.
+	go run ./hack/imagebuild -o $(IMAGE_TAR) -tag $(IMG) -version $(VERSION) -arch $$(go env GOARCH) \
+		-manager $(LOCALBIN)/manager -sts $(LOCALBIN)/sts
+	@echo $(IMAGE_TAR)
+
 .PHONY: run-sts
 run-sts: build ## Run the table server locally on 127.0.0.1:9191 with ./examples/data as dataset directory.
 	$(LOCALBIN)/sts --bind 127.0.0.1 --port 9191 --dataset-dir ./examples/data
 
+##@ Packaging and deployment
+
+.PHONY: helm
+helm: manifests ## Copy the generated CRD and RBAC rules into the Helm chart's templates.
+	hack/chart-sync.sh
+
+.PHONY: helm-lint
+helm-lint: $(HELM) ## Lint the Helm chart and render it with the default values.
+	$(HELM) lint --strict charts/sts-operator
+	$(HELM) template sts charts/sts-operator >/dev/null
+
+.PHONY: chart-test
+chart-test: $(HELM) ## Check the chart: lint, CRD/RBAC copies match config/, rendered objects, refused values.
+	HELM=$(HELM) hack/chart-test.sh
+
+.PHONY: install
+install: kubectl ## Install the CRD into the cluster of the current kubeconfig.
+	$(KUBECTL) apply --server-side -k config/crd
+
+.PHONY: uninstall
+uninstall: kubectl ## Delete the CRD from the cluster, and with it every SimpleTableServer.
+	$(KUBECTL) delete --ignore-not-found -k config/crd
+
+.PHONY: deploy
+deploy: kubectl ## Deploy the operator (config/default, namespace sts-operator-system) running image IMG.
+	@mkdir -p $(DEPLOY_DIR)
+	@printf '%s\n' \
+		'# Written by make deploy: config/default with the manager and table-server image $(IMG).' \
+		'apiVersion: kustomize.config.k8s.io/v1beta1' \
+		'kind: Kustomization' \
+		'resources: [../../config/default]' \
+		'patches:' \
+		'  - target: {kind: Deployment, labelSelector: control-plane=controller-manager}' \
+		'    patch: |-' \
+		'      apiVersion: apps/v1' \
+		'      kind: Deployment' \
+		'      metadata: {name: controller-manager}' \
+		'      spec: {template: {spec: {containers: [{name: manager, image: "$(IMG)", env: [{name: STS_IMAGE, value: "$(IMG)"}]}]}}}' \
+		> $(DEPLOY_DIR)/kustomization.yaml
+	$(KUBECTL) apply --server-side -k $(DEPLOY_DIR)
+
+.PHONY: undeploy
+undeploy: kubectl ## Remove the operator and the CRD (and so every SimpleTableServer) from the cluster.
+	$(KUBECTL) delete --ignore-not-found -k config/default
+
 ##@ Tools
+
+.PHONY: kubectl
+kubectl: ## Build KUBECTL from the Go module proxy, unless KUBECTL names another kubectl.
+	@if [ "$(KUBECTL)" = "$(ENVTEST_ASSETS)/kubectl" ]; then \
+		K8S_VERSION=$(ENVTEST_K8S_VERSION) ENVTEST_BIN_DIR=$(LOCALBIN)/k8s hack/envtest.sh kubectl >/dev/null; \
+	fi
 
 $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
@@ -71,6 +161,10 @@ $(CONTROLLER_GEN): | $(LOCALBIN)
 $(STATICCHECK): | $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv $(LOCALBIN)/staticcheck $@
+
+.PHONY: envtest
+envtest: ## Build kube-apiserver, etcd and kubectl for envtest from the Go module proxy into ENVTEST_ASSETS.
+	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_BIN_DIR=$(LOCALBIN)/k8s hack/envtest.sh >/dev/null
 
 $(HELM): | $(LOCALBIN)
 	GOBIN=$(LOCALBIN) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Checks the Helm chart: lint, the generated CRD and ClusterRole match config/, and what
+# `helm template` renders (or refuses) for the values users set. `make chart-test` runs it with
+# HELM pointing at the pinned Helm; every failed check is reported, then the script exits 1.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+HELM=${HELM:-helm}
+chart=charts/sts-operator
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+failures=0
+pass() { echo "ok   $1"; }
+fail() { echo "FAIL $1" >&2; failures=$((failures + 1)); }
+
+# render NAME ARGS...: helm template into $tmp/NAME.yaml; returns helm's status.
+render() {
+  local name=$1
+  shift
+  "$HELM" template sts "$chart" --namespace sts-system "$@" >"$tmp/$name.yaml" 2>"$tmp/$name.err"
+}
+
+# has FILE PATTERN: the rendered FILE contains a line matching the extended regex PATTERN.
+has() { grep -Eq -- "$2" "$tmp/$1.yaml"; }
+
+# 1. Lint, strict: warnings fail too.
+if "$HELM" lint --strict "$chart" >"$tmp/lint.out" 2>&1; then
+  pass "helm lint --strict"
+else
+  cat "$tmp/lint.out" >&2
+  fail "helm lint --strict"
+fi
+
+# 2. The chart's CRD and ClusterRole are what hack/chart-sync.sh makes from config/ now.
+mkdir -p "$tmp/sync"
+if ! hack/chart-sync.sh "$tmp/sync"; then
+  fail "hack/chart-sync.sh could not run"
+else
+  drift=0
+  for f in "$tmp"/sync/*.yaml; do
+    if ! diff -u "$chart/templates/$(basename "$f")" "$f" >"$tmp/drift.diff" 2>&1; then
+      cat "$tmp/drift.diff" >&2
+      drift=1
+    fi
+  done
+  for f in "$chart"/templates/crd-*.yaml; do
+    [ -e "$tmp/sync/$(basename "$f")" ] || { echo "$f has no CRD in config/crd/bases" >&2; drift=1; }
+  done
+  if [ "$drift" = 0 ]; then
+    pass "chart CRD and ClusterRole match config/ (make helm)"
+  else
+    fail "chart templates drifted from config/crd/bases or config/rbac/role.yaml: run 'make helm'"
+  fi
+fi
+
+# 3. Defaults: the CRD with the keep policy, and a hardened Deployment.
+if render default; then
+  pass "helm template with default values"
+  has default '^kind: CustomResourceDefinition$' && has default '^  name: simpletableservers\.sts\.tableserver\.dev$' \
+    && pass "renders the SimpleTableServer CRD" || fail "default render lacks the SimpleTableServer CRD"
+  has default 'helm\.sh/resource-policy: keep' \
+    && pass "CRD keeps on uninstall (crds.keep)" || fail "CRD lacks helm.sh/resource-policy: keep"
+  for kind in ServiceAccount ClusterRole ClusterRoleBinding Role RoleBinding Service Deployment; do
+    has default "^kind: $kind\$" || fail "default render lacks a $kind"
+  done
+else
+  cat "$tmp/default.err" >&2
+  fail "helm template with default values"
+fi
+
+if render deployment --show-only templates/deployment.yaml; then
+  for field in \
+    'runAsNonRoot: true' \
+    'readOnlyRootFilesystem: true' \
+    'allowPrivilegeEscalation: false' \
+    'privileged: false' \
+    'type: RuntimeDefault' \
+    '- ALL' \
+    '- --leader-elect' \
+    'path: /healthz' \
+    'path: /readyz' \
+    'memory: 256Mi' \
+    'name: STS_IMAGE'; do
+    grep -Fq -- "$field" "$tmp/deployment.yaml" || fail "Deployment lacks '$field'"
+  done
+  # The table servers run from the operator's own image unless tableServer.image says otherwise.
+  image=$(grep -m1 -E '^ +image: ' "$tmp/deployment.yaml" | sed -E 's/.*image: "?([^"]*)"?/\1/')
+  sts_image=$(grep -A1 'name: STS_IMAGE' "$tmp/deployment.yaml" | sed -nE 's/.*value: "?([^"]*)"?/\1/p')
+  [ -n "$image" ] && [ "$image" = "$sts_image" ] \
+    && pass "hardened Deployment; STS_IMAGE = operator image ($image)" \
+    || fail "STS_IMAGE '$sts_image' is not the operator image '$image'"
+else
+  cat "$tmp/deployment.err" >&2
+  fail "helm template --show-only templates/deployment.yaml"
+fi
+
+# 4. Values that switch parts on and off.
+render nocrd --set crds.install=false && ! has nocrd 'kind: CustomResourceDefinition' \
+  && pass "crds.install=false renders no CRD" || fail "crds.install=false still renders a CRD (or failed)"
+render nokeep --set crds.keep=false && has nokeep '^kind: CustomResourceDefinition$' && ! has nokeep 'resource-policy' \
+  && pass "crds.keep=false drops the keep policy" || fail "crds.keep=false still keeps the CRD (or failed)"
+render stsimage --set tableServer.image=registry.example/sts:1.2.3 --show-only templates/deployment.yaml \
+  && grep -A1 'name: STS_IMAGE' "$tmp/stsimage.yaml" | grep -Fq 'registry.example/sts:1.2.3' \
+  && pass "tableServer.image reaches STS_IMAGE" || fail "tableServer.image does not reach STS_IMAGE"
+render monitoring --set metrics.serviceMonitor.enabled=true --set networkPolicy.enabled=true \
+  && has monitoring '^kind: ServiceMonitor$' && has monitoring '^kind: NetworkPolicy$' \
+  && pass "ServiceMonitor and NetworkPolicy render when enabled" || fail "ServiceMonitor or NetworkPolicy missing when enabled"
+render plain && ! has plain '^kind: (ServiceMonitor|NetworkPolicy)$' \
+  && pass "ServiceMonitor and NetworkPolicy are off by default" || fail "ServiceMonitor or NetworkPolicy rendered by default"
+render norbac --set rbac.create=false --set rbac.aggregateToDefaultRoles=false --set serviceAccount.create=false --set serviceAccount.name=existing \
+  && ! has norbac '^kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)$' && has norbac 'serviceAccountName: existing' \
+  && pass "rbac.create=false and an existing ServiceAccount" || fail "rbac.create=false or serviceAccount.name misrendered"
+
+# 5. Bad values are refused with a message.
+refuse() {
+  local what=$1 expect=$2
+  shift 2
+  if render refused "$@"; then
+    fail "$what was accepted"
+  elif ! grep -Eq -- "$expect" "$tmp/refused.err"; then
+    cat "$tmp/refused.err" >&2
+    fail "$what was refused without saying '$expect'"
+  else
+    pass "$what is refused"
+  fi
+}
+refuse 'replicaCount: "two"' "replicaCount.*want integer" --set replicaCount=two
+refuse 'crds.install: "maybe"' "crds/install.*want boolean" --set crds.install=maybe
+refuse 'image.pullPolicy: Sometimes' "pullPolicy" --set image.pullPolicy=Sometimes
+refuse 'an unknown value (replicas)' "replicas" --set replicas=2
+refuse 'metrics.port 8081 (the probe port)' "metrics/port" --set metrics.port=8081
+refuse 'replicaCount 3 without leader election' "needs leaderElection" --set replicaCount=3 --set leaderElection.enabled=false
+
+# 6. NOTES.txt renders and says what to apply next.
+if "$HELM" install sts "$chart" --namespace sts-system --dry-run=client >"$tmp/notes.out" 2>&1 \
+  && grep -q 'kind: SimpleTableServer' "$tmp/notes.out" && grep -q 'kubectl get tables' "$tmp/notes.out"; then
+  pass "NOTES.txt tells what to apply next"
+else
+  cat "$tmp/notes.out" >&2
+  fail "NOTES.txt did not render with the next steps"
+fi
+
+if [ "$failures" -gt 0 ]; then
+  echo "chart-test: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "chart-test: all checks passed"

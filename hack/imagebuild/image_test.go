@@ -1,0 +1,277 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readTar returns the members of a tar by name, failing the test on a malformed archive.
+func readTar(t *testing.T, data []byte) (map[string]*tar.Header, map[string][]byte) {
+	t.Helper()
+	headers := map[string]*tar.Header{}
+	contents := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(data))
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return headers, contents
+		}
+		if err != nil {
+			t.Fatalf("reading tar: %v", err)
+		}
+		if _, dup := headers[hdr.Name]; dup {
+			t.Fatalf("duplicate tar member %q", hdr.Name)
+		}
+		body, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatalf("reading %s: %v", hdr.Name, err)
+		}
+		headers[hdr.Name] = hdr
+		contents[hdr.Name] = body
+	}
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+func testImage() Image {
+	return Image{
+		Tag:        "sts-operator:v1.2.3",
+		Arch:       "amd64",
+		Entrypoint: []string{"/manager"},
+		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		Labels:     map[string]string{"org.opencontainers.image.version": "v1.2.3"},
+		Created:    time.Unix(1700000000, 0).UTC(),
+		Files: []File{
+			{Path: "/manager", Mode: 0o755, Data: []byte("manager binary")},
+			{Path: "/sts", Mode: 0o755, Data: []byte("sts binary, a little longer")},
+		},
+	}
+}
+
+// TestArchiveIsLoadable reads the archive the way docker load and containerd do: manifest.json
+// names the config and the layer by path, the config's diff_ids are the sha256 of the
+// uncompressed layers, and blob names are their own digests.
+func TestArchiveIsLoadable(t *testing.T) {
+	img := testImage()
+	var buf bytes.Buffer
+	written, err := img.WriteArchive(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files := readTar(t, buf.Bytes())
+
+	var manifest []manifestEntry
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
+		t.Fatalf("manifest.json: %v", err)
+	}
+	if len(manifest) != 1 || len(manifest[0].Layers) != 1 {
+		t.Fatalf("manifest = %+v, want one image with one layer", manifest)
+	}
+	m := manifest[0]
+	if len(m.RepoTags) != 1 || m.RepoTags[0] != img.Tag {
+		t.Errorf("RepoTags = %v, want [%s]", m.RepoTags, img.Tag)
+	}
+	cfgBytes, ok := files[m.Config]
+	if !ok {
+		t.Fatalf("config %q named by manifest.json is not in the archive", m.Config)
+	}
+	layer, ok := files[m.Layers[0]]
+	if !ok {
+		t.Fatalf("layer %q named by manifest.json is not in the archive", m.Layers[0])
+	}
+	if want := "blobs/sha256/" + strings.TrimPrefix(digest(cfgBytes), "sha256:"); m.Config != want {
+		t.Errorf("config stored as %s, want its digest name %s", m.Config, want)
+	}
+	if written.ConfigDigest != digest(cfgBytes) || written.DiffID != digest(layer) {
+		t.Errorf("WriteArchive reported %+v, archive has config %s layer %s", written, digest(cfgBytes), digest(layer))
+	}
+
+	var cfg config
+	if err := json.Unmarshal(cfgBytes, &cfg); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	if got := cfg.RootFS.DiffIDs; len(got) != 1 || got[0] != digest(layer) {
+		t.Errorf("diff_ids = %v, want [%s]", got, digest(layer))
+	}
+	if cfg.OS != "linux" || cfg.Architecture != "amd64" {
+		t.Errorf("platform = %s/%s, want linux/amd64", cfg.OS, cfg.Architecture)
+	}
+	if got := cfg.Config.Entrypoint; len(got) != 1 || got[0] != "/manager" {
+		t.Errorf("Entrypoint = %v, want [/manager]", got)
+	}
+	if cfg.Config.User != "65532:65532" {
+		t.Errorf("User = %q, want the non-root 65532:65532", cfg.Config.User)
+	}
+	if cfg.Config.WorkingDir != "/" {
+		t.Errorf("WorkingDir = %q, want /", cfg.Config.WorkingDir)
+	}
+	if cfg.Config.Labels["org.opencontainers.image.version"] != "v1.2.3" {
+		t.Errorf("Labels = %v, want the version label", cfg.Config.Labels)
+	}
+	if !cfg.Created.Equal(img.Created) {
+		t.Errorf("created = %v, want %v", cfg.Created, img.Created)
+	}
+}
+
+func TestLayerContents(t *testing.T) {
+	img := testImage()
+	layer, err := img.Layer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers, files := readTar(t, layer)
+
+	for _, f := range img.Files {
+		name := strings.TrimPrefix(f.Path, "/")
+		hdr, ok := headers[name]
+		if !ok {
+			t.Errorf("layer lacks %s", f.Path)
+			continue
+		}
+		if !bytes.Equal(files[name], f.Data) {
+			t.Errorf("%s content = %q, want %q", f.Path, files[name], f.Data)
+		}
+		if hdr.Mode != 0o755 || hdr.Uid != 0 || hdr.Gid != 0 {
+			t.Errorf("%s mode %o owner %d:%d, want 755 owned by root (not writable by the image user)", f.Path, hdr.Mode, hdr.Uid, hdr.Gid)
+		}
+	}
+	if !strings.Contains(string(files["etc/passwd"]), "nonroot:x:65532:65532:") {
+		t.Errorf("etc/passwd lacks the nonroot user:\n%s", files["etc/passwd"])
+	}
+	if !strings.Contains(string(files["etc/group"]), "nonroot:x:65532:") {
+		t.Errorf("etc/group lacks the nonroot group:\n%s", files["etc/group"])
+	}
+	if hdr := headers["tmp/"]; hdr == nil || hdr.Typeflag != tar.TypeDir || hdr.Mode != 0o1777 {
+		t.Errorf("tmp/ = %+v, want a directory with mode 1777", hdr)
+	}
+	if hdr := headers["home/nonroot/"]; hdr == nil || hdr.Uid != NonRootID {
+		t.Errorf("home/nonroot/ = %+v, want a directory owned by %d", hdr, NonRootID)
+	}
+	for name, hdr := range headers {
+		if !hdr.ModTime.Equal(img.Created) {
+			t.Errorf("%s mtime %v, want the fixed %v", name, hdr.ModTime, img.Created)
+		}
+		if strings.HasPrefix(name, "/") || strings.Contains(name, "..") {
+			t.Errorf("layer member %q is not a clean relative path", name)
+		}
+	}
+}
+
+func TestArchiveIsDeterministic(t *testing.T) {
+	var a, b bytes.Buffer
+	if _, err := testImage().WriteArchive(&a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testImage().WriteArchive(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("two builds of the same inputs differ")
+	}
+	changed := testImage()
+	changed.Files[1].Data = []byte("another sts binary")
+	var c bytes.Buffer
+	if _, err := changed.WriteArchive(&c); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(a.Bytes(), c.Bytes()) {
+		t.Fatal("changing a binary did not change the archive")
+	}
+}
+
+func TestBadInputIsRejected(t *testing.T) {
+	for name, mutate := range map[string]func(*Image){
+		"tag without version":    func(img *Image) { img.Tag = "sts-operator" },
+		"upper-case repository":  func(img *Image) { img.Tag = "STS:v1" },
+		"tag with a slash":       func(img *Image) { img.Tag = "sts-operator:v1/x" },
+		"file not at the root":   func(img *Image) { img.Files[0].Path = "/usr/bin/manager" },
+		"relative file path":     func(img *Image) { img.Files[0].Path = "manager" },
+		"file path escaping out": func(img *Image) { img.Files[0].Path = "/../manager" },
+		"parent directory":       func(img *Image) { img.Files[0].Path = "/.." },
+	} {
+		t.Run(name, func(t *testing.T) {
+			img := testImage()
+			mutate(&img)
+			var buf bytes.Buffer
+			if _, err := img.WriteArchive(&buf); err == nil {
+				t.Fatal("WriteArchive accepted it")
+			}
+		})
+	}
+	for _, tag := range []string{"sts-operator:v0.1.0-3-gce70237-dirty", "localhost:5000/team/sts-operator:dev", "sts-operator:ce70237"} {
+		if err := ValidateTag(tag); err != nil {
+			t.Errorf("ValidateTag(%q) = %v, want nil", tag, err)
+		}
+	}
+}
+
+// TestRunWritesTarball runs the command as make does, on small stand-in binaries.
+func TestRunWritesTarball(t *testing.T) {
+	dir := t.TempDir()
+	manager := filepath.Join(dir, "manager")
+	sts := filepath.Join(dir, "sts")
+	for _, p := range []string{manager, sts} {
+		if err := os.WriteFile(p, []byte("binary "+p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "dist", "image.tar")
+	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
+	var stdout bytes.Buffer
+	args := []string{"-o", out, "-tag", "sts-operator:test", "-version", "test", "-manager", manager, "-sts", sts}
+	if err := run(args, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files := readTar(t, data)
+	var manifest []manifestEntry
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
+		t.Fatal(err)
+	}
+	id := digest(files[manifest[0].Config])
+	if !strings.Contains(stdout.String(), id) {
+		t.Errorf("output %q does not name the image id %s", stdout.String(), id)
+	}
+	var cfg config
+	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if want := time.Unix(1700000000, 0).UTC(); !cfg.Created.Equal(want) {
+		t.Errorf("created = %v, want SOURCE_DATE_EPOCH %v", cfg.Created, want)
+	}
+	if cfg.Config.Labels["org.opencontainers.image.version"] != "test" {
+		t.Errorf("labels = %v, want version test", cfg.Config.Labels)
+	}
+	_, layerFiles := readTar(t, files[manifest[0].Layers[0]])
+	if string(layerFiles["sts"]) != "binary "+sts {
+		t.Errorf("layer sts = %q, want the -sts file", layerFiles["sts"])
+	}
+
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "dist", ".imagebuild-*"))
+	if len(leftovers) != 0 {
+		t.Errorf("temporary files left behind: %v", leftovers)
+	}
+	if err := run([]string{"-o", out, "-tag", "sts-operator:test", "-manager", filepath.Join(dir, "missing"), "-sts", sts}, io.Discard); err == nil {
+		t.Error("run accepted a missing manager binary")
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	if err := run(args, io.Discard); err == nil {
+		t.Error("run accepted SOURCE_DATE_EPOCH=yesterday")
+	}
+}

@@ -1,0 +1,120 @@
+// Command imagebuild writes the sts-operator image as a docker-archive tarball without a
+// container engine: one layer holding the static binaries manager and sts, a non-root user,
+// manager as the entrypoint. `make image` runs it; `docker load -i` and
+// `ctr -n k8s.io images import` read its output.
+//
+// The output depends only on the inputs: every mtime is the creation time, which is
+// SOURCE_DATE_EPOCH when set (the reproducible-builds convention) and the Unix epoch otherwise.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "imagebuild:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("imagebuild", flag.ContinueOnError)
+	var (
+		out     = fs.String("o", "", "output tarball `path` (required)")
+		tag     = fs.String("tag", "", "image `repository:tag` (required)")
+		version = fs.String("version", "dev", "version recorded in the image labels")
+		manager = fs.String("manager", "bin/manager", "`path` of the static manager binary")
+		sts     = fs.String("sts", "bin/sts", "`path` of the static sts binary")
+		arch    = fs.String("arch", runtime.GOARCH, "GOARCH the binaries were built for")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" || *tag == "" {
+		return errors.New("-o and -tag are required")
+	}
+	created, err := creationTime(os.Getenv("SOURCE_DATE_EPOCH"))
+	if err != nil {
+		return err
+	}
+	img := Image{
+		Tag:        *tag,
+		Arch:       *arch,
+		Entrypoint: []string{"/manager"},
+		Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		Labels: map[string]string{
+			"org.opencontainers.image.title":   "sts-operator",
+			"org.opencontainers.image.version": *version,
+			"org.opencontainers.image.source":  "https://github.com/sts-operator/sts-operator",
+			"org.opencontainers.image.description": "Kubernetes operator and server for the JMeter " +
+				"HTTP Simple Table Server protocol (entrypoint /manager; the table server is /sts)",
+		},
+		Created: created,
+	}
+	for _, bin := range []struct{ path, src string }{{"/manager", *manager}, {"/sts", *sts}} {
+		data, err := os.ReadFile(bin.src)
+		if err != nil {
+			return fmt.Errorf("reading %s binary: %w (run `make build` first)", bin.path, err)
+		}
+		img.Files = append(img.Files, File{Path: bin.path, Mode: 0o755, Data: data})
+	}
+	written, err := writeFile(*out, img)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "image %s id %s layer %s\n", img.Tag, written.ConfigDigest, written.DiffID)
+	return nil
+}
+
+// creationTime parses SOURCE_DATE_EPOCH (seconds since the epoch); empty means the epoch.
+func creationTime(epoch string) (time.Time, error) {
+	if epoch == "" {
+		return time.Unix(0, 0).UTC(), nil
+	}
+	secs, err := strconv.ParseInt(epoch, 10, 64)
+	if err != nil || secs < 0 {
+		return time.Time{}, fmt.Errorf("SOURCE_DATE_EPOCH=%q: want a non-negative number of seconds", epoch)
+	}
+	return time.Unix(secs, 0).UTC(), nil
+}
+
+// writeFile writes the archive next to path and renames it into place, so an interrupted build
+// never leaves a truncated tarball that a later import would choke on.
+func writeFile(path string, img Image) (Written, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return Written{}, err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".imagebuild-*")
+	if err != nil {
+		return Written{}, err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	bw := bufio.NewWriter(tmp)
+	written, err := img.WriteArchive(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if closeErr := tmp.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return Written{}, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return written, nil
+}
