@@ -54,8 +54,12 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-test: lint envtest ## Run all tests (unit, HTTP, envtest) with the race detector.
+test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with the race detector.
 	go test -race -count=1 ./...
+
+.PHONY: verify-generated
+verify-generated: $(CONTROLLER_GEN) ## Fail when `make generate manifests helm` would change a generated file.
+	hack/verify-generated.sh
 
 FUZZTIME ?= 10s
 .PHONY: fuzz
