@@ -20,9 +20,9 @@ const (
 // a removed line never stay reachable from here.
 type chunk struct {
 	buf    []string
-	live   [chunkCap / 64]uint64 // bit s is set when buf[s] holds a line
 	lo, hi int                   // when n > 0, buf[lo] and buf[hi-1] hold lines
 	n      int                   // lines held
+	live   [chunkCap / 64]uint64 // bit s is set when buf[s] holds a line
 }
 
 func (c *chunk) len() int { return c.n }
@@ -58,7 +58,8 @@ func (c *chunk) all() iter.Seq[string] {
 	}
 }
 
-// slot returns the index in buf of line i (0 <= i < n).
+// slot returns the index in buf of line i (0 <= i < n). With holes it counts live bits from
+// the nearer end, a word at a time.
 func (c *chunk) slot(i int) int {
 	switch {
 	case i == 0:
@@ -67,18 +68,32 @@ func (c *chunk) slot(i int) int {
 		return c.hi - 1
 	case c.n == c.hi-c.lo: // no holes
 		return c.lo + i
-	}
-	for w := c.lo / 64; ; w++ { // bits below lo are all clear
-		word := c.live[w]
-		if ones := bits.OnesCount64(word); i >= ones {
-			i -= ones
-			continue
+	case i < c.n/2:
+		for w := c.lo / 64; ; w++ { // bits below lo are all clear
+			if ones := bits.OnesCount64(c.live[w]); i >= ones {
+				i -= ones
+				continue
+			}
+			return w*64 + nthSetBit(c.live[w], i)
 		}
-		for ; i > 0; i-- {
-			word &= word - 1 // clear the lowest set bit
+	default:
+		i = c.n - 1 - i
+		for w := (c.hi - 1) / 64; ; w-- { // bits from hi on are all clear
+			if ones := bits.OnesCount64(c.live[w]); i >= ones {
+				i -= ones
+				continue
+			}
+			return w*64 + 63 - nthSetBit(bits.Reverse64(c.live[w]), i)
 		}
-		return w*64 + bits.TrailingZeros64(word)
 	}
+}
+
+// nthSetBit returns the position of the i-th lowest set bit of word (i < the number of set bits).
+func nthSetBit(word uint64, i int) int {
+	for ; i > 0; i-- {
+		word &= word - 1 // clear the lowest set bit
+	}
+	return bits.TrailingZeros64(word)
 }
 
 // remove takes out line i and returns it.
