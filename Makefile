@@ -57,6 +57,10 @@ test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
 test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with the race detector.
 	go test -race -count=1 ./...
 
+.PHONY: readme-test
+readme-test: ## Run the README's marked command blocks as a user would.
+	hack/readme-test.sh
+
 .PHONY: verify-generated
 verify-generated: $(CONTROLLER_GEN) ## Fail when `make generate manifests helm` would change a generated file.
 	hack/verify-generated.sh
