@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -15,19 +17,20 @@ import (
 )
 
 // apply creates the objects sts owns, or updates them when their desired spec changed, and
-// returns the Deployment. While a source is missing the Deployment is neither created (its pod
-// could not start) nor updated (Recreate would stop the running server first): it is nil until
-// it exists. An object that exists unchanged costs no write.
-func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired desiredObjects, src *sources) (*appsv1.Deployment, error) {
-	if desired.claim != nil {
-		if err := r.createOnce(ctx, sts, desired.claim, &corev1.PersistentVolumeClaim{}); err != nil {
+// returns the Deployment. While the Deployment is blocked (a source is missing, or the spec is
+// one the server would refuse) it is neither created (its pod could not start) nor updated
+// (Recreate would stop the running server first): it is nil until it exists. An object that
+// exists unchanged costs no write.
+func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, src *sources, blocked bool) (*appsv1.Deployment, error) {
+	if claim := PersistentVolumeClaim(sts); claim != nil {
+		if err := r.createOnce(ctx, sts, claim, &corev1.PersistentVolumeClaim{}); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.applyService(ctx, sts, desired.service); err != nil {
+	if err := r.applyService(ctx, sts, Service(sts)); err != nil {
 		return nil, err
 	}
-	return r.applyDeployment(ctx, sts, desired.deployment, src)
+	return r.applyDeployment(ctx, sts, src, blocked)
 }
 
 // createOnce creates obj unless it exists; it never updates it (the claim is immutable).
@@ -61,27 +64,31 @@ func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *sts
 	return r.update(ctx, sts, &svc, desired, "")
 }
 
-func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired *appsv1.Deployment, src *sources) (*appsv1.Deployment, error) {
+// applyDeployment builds the Deployment with the image ServerImage picks given the one that
+// exists, and creates or updates it.
+func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, src *sources, blocked bool) (*appsv1.Deployment, error) {
 	var d appsv1.Deployment
-	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &d)
+	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, &d)
 	switch {
-	case apierrors.IsNotFound(err) && len(src.missing) > 0:
+	case apierrors.IsNotFound(err) && blocked:
 		return nil, nil
 	case apierrors.IsNotFound(err):
+		desired := Deployment(sts, ServerImage(sts, r.DefaultImage, nil), src.authTokenHash)
 		desired.Annotations[loadedDatasetsAnnotation] = encodeHashes(src.hashes)
 		return desired, r.create(ctx, sts, desired)
 	case err != nil:
-		return nil, fmt.Errorf("while getting Deployment %q: %w", desired.Name, err)
+		return nil, fmt.Errorf("while getting Deployment %q: %w", sts.Name, err)
 	}
 	if err := checkOwner(sts, &d); err != nil {
 		return nil, err
 	}
-	if !specChanged(&d, desired) || len(src.missing) > 0 {
+	desired := Deployment(sts, ServerImage(sts, r.DefaultImage, &d), src.authTokenHash)
+	if !specChanged(&d, desired) || blocked {
 		return &d, nil
 	}
-	// The new pod loads the sources as they are now.
+	loaded := loadedAfterRestart(durable(sts), loadedHashes(&d), src.hashes)
 	d.Spec = desired.Spec
-	return &d, r.update(ctx, sts, &d, desired, encodeHashes(src.hashes))
+	return &d, r.update(ctx, sts, &d, desired, encodeHashes(loaded))
 }
 
 // create creates obj and records an event.
@@ -89,7 +96,7 @@ func (r *SimpleTableServerReconciler) create(ctx context.Context, sts *stsv1alph
 	err := r.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
 		// The cache holds only the objects the operator labels as its own.
-		return fmt.Errorf("%s %q exists and is not managed by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())
+		return &notOwnedError{fmt.Sprintf("%s %q exists and is not managed by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())}
 	}
 	if err != nil {
 		return fmt.Errorf("while creating %s %q: %w", kindOf(obj), obj.GetName(), err)
@@ -100,10 +107,11 @@ func (r *SimpleTableServerReconciler) create(ctx context.Context, sts *stsv1alph
 }
 
 // update writes existing, whose spec the caller has set from desired, with desired's labels and
-// annotations merged into its own; loaded, when not empty, replaces the loaded-datasets record.
+// annotations merged into its own (see updatedAnnotations); loaded, when not empty, replaces
+// the loaded-datasets record.
 func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, existing, desired client.Object, loaded string) error {
 	existing.SetLabels(merged(existing.GetLabels(), desired.GetLabels()))
-	annotations := merged(existing.GetAnnotations(), desired.GetAnnotations())
+	annotations := updatedAnnotations(existing.GetAnnotations(), desired.GetAnnotations())
 	if loaded != "" {
 		annotations[loadedDatasetsAnnotation] = loaded
 	}
@@ -116,10 +124,41 @@ func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alph
 	return nil
 }
 
+// updatedAnnotations are existing's annotations with desired's set over them, less the keys
+// that the operator set before (existing's managedAnnotationsAnnotation) and desired no longer
+// has. Annotations that others set (a cloud controller, kubectl) stay.
+func updatedAnnotations(existing, desired map[string]string) map[string]string {
+	out := merged(existing, desired)
+	if before := existing[managedAnnotationsAnnotation]; before != "" {
+		for _, key := range strings.Split(before, ",") {
+			if _, keep := desired[key]; !keep {
+				delete(out, key)
+			}
+		}
+	}
+	if _, keep := desired[managedAnnotationsAnnotation]; !keep {
+		delete(out, managedAnnotationsAnnotation)
+	}
+	return out
+}
+
+// notOwnedError is an object of the name the operator needs that belongs to someone else.
+type notOwnedError struct{ message string }
+
+func (e *notOwnedError) Error() string { return e.message }
+
+// needsUser says whether an apply error is one that retrying cannot fix: a name taken by
+// another owner, an object the API server finds invalid, or a write it forbids (RBAC, quota,
+// admission policy).
+func needsUser(err error) bool {
+	var notOwned *notOwnedError
+	return errors.As(err, &notOwned) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err)
+}
+
 // checkOwner refuses to take over an object of the same name that sts does not control.
 func checkOwner(sts *stsv1alpha1.SimpleTableServer, obj client.Object) error {
 	if !metav1.IsControlledBy(obj, sts) {
-		return fmt.Errorf("%s %q exists and is not owned by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())
+		return &notOwnedError{fmt.Sprintf("%s %q exists and is not owned by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())}
 	}
 	return nil
 }

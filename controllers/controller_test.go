@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -19,10 +20,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	stsserver "github.com/sts-operator/sts-operator/internal/sts"
 )
 
 // reconcileWait bounds how long a test waits for the manager to act on a change.
@@ -74,8 +77,12 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 	if want := []string{"users.csv", "cards.csv", "big.csv"}; !reflect.DeepEqual(lists, want) {
 		t.Errorf("the pod loads %q, want every dataset %q", lists, want)
 	}
-	if c := d.Spec.Template.Spec.Containers[0]; c.Image != testImage || !*c.SecurityContext.ReadOnlyRootFilesystem {
+	c := d.Spec.Template.Spec.Containers[0]
+	if c.Image != testImage || !*c.SecurityContext.ReadOnlyRootFilesystem {
 		t.Errorf("container image %q, read-only root %v", c.Image, *c.SecurityContext.ReadOnlyRootFilesystem)
+	}
+	if !slices.Contains(c.Args, "--state-dir=/data/state") || !slices.Contains(c.Args, "--fsync-policy=always") {
+		t.Errorf("a server with storage does not journal to it: %q", c.Args)
 	}
 	if p := svc.Spec.Ports; len(p) != 1 || p[0].Port != 9191 || svc.Spec.Type != corev1.ServiceTypeClusterIP {
 		t.Errorf("Service %s ports %+v", svc.Spec.Type, p)
@@ -86,9 +93,13 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 	for _, want := range []string{"Deployment logins", "Service logins", "PersistentVolumeClaim logins-data"} {
 		eventually(t, 10*time.Second, func() error { return s.findEventNote(sts, corev1.EventTypeNormal, "Created", want) })
 	}
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonStarting, reconcileWait)
-	if cur.Status.Endpoint != "http://logins."+ns+".svc:9191" {
-		t.Errorf("endpoint %q", cur.Status.Endpoint)
+	// No Deployment controller has reported on the pod yet.
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReconciling, metav1.ConditionTrue, stsv1alpha1.ReasonRollingOut, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonRollingOut {
+		t.Errorf("Ready = %+v", c)
+	}
+	if cur.Status.Endpoint != "http://logins."+ns+".svc:9191" || cur.Status.Image != testImage {
+		t.Errorf("endpoint %q image %q", cur.Status.Endpoint, cur.Status.Image)
 	}
 	if cur.Spec.DatasetUpdatePolicy != stsv1alpha1.DatasetUpdateKeep || cur.Spec.StatusRefreshInterval.Duration != 10*time.Second ||
 		!*cur.Spec.Server.AddTimestamp || *cur.Spec.Server.AllowStop || cur.Spec.Server.Charsets.Read != "UTF-8" {
@@ -122,9 +133,11 @@ func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
 	sts.UID = ""
 	s.create(t, sts)
 
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionFalse, stsv1alpha1.ReasonSourceMissing, reconcileWait)
-	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonSourceMissing {
-		t.Errorf("Ready = %+v", c)
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, reconcileWait)
+	for _, typ := range []string{stsv1alpha1.ConditionReady, stsv1alpha1.ConditionDatasetsLoaded, stsv1alpha1.ConditionDatasetsInSync} {
+		if c := meta.FindStatusCondition(cur.Status.Conditions, typ); c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonSourceMissing {
+			t.Errorf("%s = %+v", typ, c)
+		}
 	}
 	eventually(t, 10*time.Second, func() error {
 		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, `ConfigMap "logins" (dataset "users")`)
@@ -148,9 +161,9 @@ func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
 	eventually(t, reconcileWait, func() error {
 		return s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "logins"}, &d)
 	})
-	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionUnknown, stsv1alpha1.ReasonStarting, reconcileWait)
-	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDegraded); c.Status != metav1.ConditionFalse {
-		t.Errorf("still degraded after healing: %+v", c)
+	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionReconciling, metav1.ConditionTrue, stsv1alpha1.ReasonRollingOut, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); c.Status != metav1.ConditionFalse {
+		t.Errorf("still stalled after healing: %+v", c)
 	}
 }
 
@@ -174,9 +187,11 @@ func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string
 	sts := newSTS("tables", opts...)
 	sts.UID = ""
 	s.endpoints.set(t, ns+"/tables", ts.url)
+	s.rollouts.in(t, ns)
 	s.create(t, sts)
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, reconcileWait)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
 	return sts, ts
 }
 
@@ -202,9 +217,21 @@ func TestChangedConfigMapWithKeepPolicyReportsDriftOnly(t *testing.T) {
 	s.get(t, d)
 
 	s.updateConfigMap(t, sts.Namespace, "users", "new1\nnew2\n")
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonSourceChanged, reconcileWait)
-	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDatasetsLoaded); !strings.Contains(c.Message, `"users"`) {
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDatasetsInSync); !strings.Contains(c.Message, `"users"`) {
 		t.Errorf("the drift message does not name the dataset: %q", c.Message)
+	}
+	// Drift is not a fault: the resource stays Ready, and healthy to kstatus.
+	for typ, want := range map[string]metav1.ConditionStatus{
+		stsv1alpha1.ConditionReady: metav1.ConditionTrue, stsv1alpha1.ConditionReconciling: metav1.ConditionFalse,
+		stsv1alpha1.ConditionStalled: metav1.ConditionFalse, stsv1alpha1.ConditionDatasetsLoaded: metav1.ConditionTrue,
+	} {
+		if c := meta.FindStatusCondition(cur.Status.Conditions, typ); c.Status != want {
+			t.Errorf("%s = %+v under drift, want %s", typ, c, want)
+		}
+	}
+	if res := computeKstatus(t, cur); res.Status != kstatus.CurrentStatus {
+		t.Errorf("kstatus = %s (%s) under drift, want Current", res.Status, res.Message)
 	}
 	eventually(t, 10*time.Second, func() error {
 		return s.findEventNote(sts, corev1.EventTypeNormal, stsv1alpha1.ReasonSourceChanged, `"users"`)
@@ -241,7 +268,8 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 		t.Errorf("cards, whose source did not change, = %q", lines)
 	}
 	eventually(t, 10*time.Second, func() error { return s.findEventNote(sts, corev1.EventTypeNormal, "Reloaded", `"users"`) })
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, reconcileWait)
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 	eventually(t, reconcileWait, func() error {
 		s.get(t, cur)
 		if got := listLength(cur, "users"); got != 5 {
@@ -316,14 +344,8 @@ func TestStatusFollowsTheServerAndTheGeneration(t *testing.T) {
 
 func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
 	s := requireEnvtest(t)
+	// servedSTS has the pod available, so silence means trouble.
 	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
-	// Play the Deployment controller: the pod is available, so silence means trouble.
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
-	s.get(t, d)
-	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
-	if err := s.k8s.Status().Update(context.Background(), d); err != nil {
-		t.Fatal(err)
-	}
 	// The pod's address now answers like a broken proxy.
 	var attempts atomic.Int64
 	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -334,8 +356,8 @@ func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
 	s.endpoints.set(t, sts.Namespace+"/"+sts.Name, broken.URL)
 
 	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonUnreachable, reconcileWait)
-	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDegraded); c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonUnreachable {
-		t.Errorf("Degraded = %+v", c)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReconciling); c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonUnreachable {
+		t.Errorf("Reconciling = %+v", c)
 	}
 	if listLength(cur, "users") != 1 {
 		t.Errorf("the last reading was dropped: %+v", cur.Status.Lists)
@@ -444,8 +466,21 @@ func TestInvalidResourcesAreRejected(t *testing.T) {
 		"selector pod label": {opts: []stsOption{withPodLabels(map[string]string{instanceLabel: "x"})}, want: "podLabels must not set app.kubernetes.io/name"},
 		"unknown policy":     {opts: []stsOption{withPolicy("Sometimes")}, want: `Unsupported value: "Sometimes"`},
 		"bad charset":        {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{Charsets: stsv1alpha1.Charsets{Read: "UTF 8"}})}, want: "spec.server.charsets.read"},
-		"name not a label":   {name: "1tables", want: "metadata.name must be a DNS label"},
-		"name too long":      {name: strings.Repeat("t", 64), want: "metadata.name must be a DNS label"},
+		"fsyncInterval with Always": {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{FsyncInterval: &metav1.Duration{Duration: time.Second}})},
+			want: "fsyncInterval applies only with fsyncPolicy Interval"},
+		"fsyncInterval too long": {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval, FsyncInterval: &metav1.Duration{Duration: time.Hour}})},
+			want: "fsyncInterval must be between 1ms and 1m"},
+		"unknown fsync policy": {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{FsyncPolicy: "Never"})}, want: `Unsupported value: "Never"`},
+		"unknown durability":   {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{Durability: "Sometimes"})}, want: `Unsupported value: "Sometimes"`},
+		"maxTotalBytes too small": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("100"))})},
+			want: "maxTotalBytes must be between 1Ki and 1Ti"},
+		"maxLineBytes zero": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxLineBytes: ptr.To[int32](0)})}, want: "spec.server.limits.maxLineBytes"},
+		"maxLinesPerList zero": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxLinesPerList: ptr.To[int64](0)})},
+			want: "spec.server.limits.maxLinesPerList"},
+		"maxWait too long": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxWait: &metav1.Duration{Duration: 2 * time.Hour}})},
+			want: "maxWait must be at most 1h"},
+		"name not a label": {name: "1tables", want: "metadata.name must be a DNS label"},
+		"name too long":    {name: strings.Repeat("t", 64), want: "metadata.name must be a DNS label"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -523,9 +558,9 @@ func TestAnObjectOfAnotherOwnerIsNotTakenOver(t *testing.T) {
 	sts.UID = ""
 	s.create(t, sts)
 
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonApplyFailed, reconcileWait)
-	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); !strings.Contains(c.Message, `Service "taken" exists and is not managed by this SimpleTableServer`) {
-		t.Errorf("Ready message %q does not say what to fix", c.Message)
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonApplyFailed, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); !strings.Contains(c.Message, `Service "taken" exists and is not managed by this SimpleTableServer`) {
+		t.Errorf("Stalled message %q does not say what to fix", c.Message)
 	}
 	eventually(t, 10*time.Second, func() error {
 		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonApplyFailed, `Service "taken"`)
@@ -533,5 +568,111 @@ func TestAnObjectOfAnotherOwnerIsNotTakenOver(t *testing.T) {
 	s.get(t, theirs)
 	if len(theirs.OwnerReferences) != 0 || theirs.Spec.Ports[0].Port != 80 {
 		t.Errorf("the other Service was changed: %+v", theirs)
+	}
+}
+
+func TestServiceAnnotationRemovedFromTheSpecLeavesTheService(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"}, func(sts *stsv1alpha1.SimpleTableServer) {
+		sts.Spec.Service.Annotations = map[string]string{"lb": "internal", "team": "perf"}
+	})
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, svc)
+	// Another controller annotates the Service too.
+	svc.Annotations["cloud.example/id"] = "lb-1"
+	if err := s.k8s.Update(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+
+	cur := sts.DeepCopy()
+	s.get(t, cur)
+	cur.Spec.Service.Annotations = map[string]string{"lb": "public"}
+	if err := s.k8s.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, reconcileWait, func() error {
+		s.get(t, svc)
+		a := svc.Annotations
+		if _, stale := a["team"]; stale || a["lb"] != "public" || a["cloud.example/id"] != "lb-1" {
+			return fmt.Errorf("Service annotations %v, want lb=public, no team, the other controller's kept", a)
+		}
+		return nil
+	})
+}
+
+func TestASpecTheServerCannotRunStallsWithoutTouchingThePod(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, d)
+
+	// Names the schema accepts but the server does not know.
+	cur := sts.DeepCopy()
+	s.get(t, cur)
+	cur.Spec.Server.Charsets.Read = "UTF-9"
+	cur.Spec.Datasets = append(cur.Spec.Datasets, stsv1alpha1.Dataset{Name: "orders",
+		PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: "orders-(.csv"}})
+	if err := s.k8s.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, reconcileWait)
+	c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled)
+	for _, part := range []string{`spec.server.charsets.read: unknown charset "UTF-9"`, `spec.datasets[1].persistentVolumeClaim.match "orders-(.csv"`} {
+		if !strings.Contains(c.Message, part) {
+			t.Errorf("Stalled message %q lacks %q", c.Message, part)
+		}
+	}
+	if res := computeKstatus(t, cur); res.Status != kstatus.FailedStatus {
+		t.Errorf("kstatus %s, want Failed", res.Status)
+	}
+	eventually(t, 10*time.Second, func() error {
+		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonInvalidSpec, "UTF-9")
+	})
+	after := d.DeepCopy()
+	s.get(t, after)
+	if after.ResourceVersion != d.ResourceVersion {
+		t.Errorf("the Deployment was written (resourceVersion %s -> %s) for a spec the server cannot run", d.ResourceVersion, after.ResourceVersion)
+	}
+	// The server still serves the previous spec.
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v", c)
+	}
+}
+
+func TestAReloadTheServerRefusesStallsAndKeepsTheList(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	s.create(t, configMap(ns, "users", map[string]string{"lines": "u1\nu2\n"}))
+	// The server takes request bodies of at most 16 bytes.
+	ts := startTableServer(t, "", map[string][]string{"users": {"u1", "u2"}}, func(c *stsserver.Config) { c.MaxBodyBytes = 16 })
+	s.endpoints.set(t, ns+"/tables", ts.url)
+	s.rollouts.in(t, ns)
+	sts := newSTS("tables", inNamespace(ns), withRefresh(time.Second), withPolicy(stsv1alpha1.DatasetUpdateReload),
+		withConfigMapDataset("users", "users", "lines"))
+	sts.UID = ""
+	s.create(t, sts)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+
+	s.updateConfigMap(t, ns, "users", strings.Repeat("a-much-longer-line\n", 4))
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonReloadFailed, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); !strings.Contains(c.Message, "HTTP 413") {
+		t.Errorf("Stalled message %q does not give the server's answer", c.Message)
+	}
+	for typ, want := range map[string]string{
+		stsv1alpha1.ConditionReady:          "True/Serving",
+		stsv1alpha1.ConditionDatasetsInSync: "False/ReloadFailed",
+	} {
+		if c := meta.FindStatusCondition(cur.Status.Conditions, typ); string(c.Status)+"/"+c.Reason != want {
+			t.Errorf("%s = %+v, want %s", typ, c, want)
+		}
+	}
+	if res := computeKstatus(t, cur); res.Status != kstatus.FailedStatus {
+		t.Errorf("kstatus %s, want Failed", res.Status)
+	}
+	eventually(t, 10*time.Second, func() error {
+		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonReloadFailed, "HTTP 413")
+	})
+	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"u1", "u2"}) {
+		t.Errorf("users = %q after a refused reload", lines)
 	}
 }

@@ -81,3 +81,7 @@ func withImage(image string) stsOption {
 func withServer(opts stsv1alpha1.ServerOptions) stsOption {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Server = opts }
 }
+
+func withLimits(l stsv1alpha1.ServerLimits) stsOption {
+	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Server.Limits = l }
+}

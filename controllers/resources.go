@@ -5,8 +5,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,10 +20,16 @@ import (
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
 
-// The table server's port and its name, fixed by the protocol.
+// The table server's port and its name, fixed by the protocol. The server also answers
+// /metrics on it.
 const (
 	serverPort     = 9191
 	serverPortName = "http"
+	// containerName names the table server's container.
+	containerName = "sts"
+	// terminationGracePeriod gives a stopping server time to finish the commands in flight and
+	// flush its journal (the server stops on SIGTERM within its own --shutdown-timeout, 10s).
+	terminationGracePeriod = 30
 )
 
 // Annotations the operator keeps on the objects it owns.
@@ -33,7 +42,19 @@ const (
 	loadedDatasetsAnnotation = "sts.tableserver.dev/loaded-datasets"
 	// authTokenHashAnnotation, on the pod template, holds a hash of the server's auth token.
 	authTokenHashAnnotation = "sts.tableserver.dev/auth-token-hash"
+	// managedAnnotationsAnnotation holds the keys of the annotations the operator set on an
+	// object from the resource's spec (comma-separated), so that a key removed from the spec
+	// is removed from the object while annotations that others set stay.
+	managedAnnotationsAnnotation = "sts.tableserver.dev/managed-annotations"
 )
+
+// scrapeAnnotations tell a Prometheus that discovers pods by annotation where the table
+// server's metrics are. spec.podAnnotations can override them (prometheus.io/scrape: "false").
+var scrapeAnnotations = map[string]string{
+	"prometheus.io/scrape": "true",
+	"prometheus.io/port":   strconv.Itoa(serverPort),
+	"prometheus.io/path":   "/metrics",
+}
 
 // Labels on every object the operator owns. managedByLabel also limits what the manager caches.
 const (
@@ -45,8 +66,10 @@ const (
 
 // Paths inside the table server container.
 const (
-	serverBinary     = "/sts"
-	dataDir          = "/data"
+	serverBinary = "/sts"
+	dataDir      = "/data"
+	// stateDir holds the server's journal and snapshots, on the storage volume.
+	stateDir         = dataDir + "/state"
 	datasetMountRoot = "/var/run/sts/datasets"
 	claimMountRoot   = "/var/run/sts/claims"
 	authTokenDir     = "/var/run/sts/auth"
@@ -84,18 +107,18 @@ func objectMeta(sts *stsv1alpha1.SimpleTableServer, name string) metav1.ObjectMe
 
 // Deployment returns the table server's Deployment: one replica, replaced with Recreate so that
 // two pods never hold a resource's lists at once, a hardened pod that mounts every source
-// read-only and loads each dataset at startup. image is used when the resource names none.
+// read-only and loads each dataset at startup. image runs the server (see ServerImage).
 // authTokenHash, a hash of spec.server.authTokenSecret's token ("" without one), is written
 // into the pod template: the server reads its token at startup, so a new token restarts it.
 func Deployment(sts *stsv1alpha1.SimpleTableServer, image, authTokenHash string) *appsv1.Deployment {
-	if sts.Spec.Image != "" {
-		image = sts.Spec.Image
-	}
 	volumes, mounts, loadArgs := datasetVolumes(sts)
 	podLabels := merged(sts.Spec.PodLabels, objectLabels(sts))
-	podAnnotations := sts.Spec.PodAnnotations
+	podAnnotations := merged(scrapeAnnotations, sts.Spec.PodAnnotations)
 	if authTokenHash != "" {
-		podAnnotations = merged(podAnnotations, map[string]string{authTokenHashAnnotation: authTokenHash})
+		podAnnotations[authTokenHashAnnotation] = authTokenHash
+	}
+	if at, ok := sts.Annotations[stsv1alpha1.AnnotationRestartedAt]; ok {
+		podAnnotations[stsv1alpha1.AnnotationRestartedAt] = at
 	}
 	d := &appsv1.Deployment{
 		ObjectMeta: objectMeta(sts, sts.Name),
@@ -108,8 +131,9 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image, authTokenHash string)
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
 				Spec: corev1.PodSpec{
 					// The server never calls the Kubernetes API.
-					AutomountServiceAccountToken: ptr.To(false),
-					EnableServiceLinks:           ptr.To(false),
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
+					TerminationGracePeriodSeconds: ptr.To[int64](terminationGracePeriod),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
 						RunAsUser:      ptr.To[int64](nonRootID),
@@ -118,7 +142,7 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image, authTokenHash string)
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
-						Name:            "sts",
+						Name:            containerName,
 						Image:           image,
 						ImagePullPolicy: sts.Spec.ImagePullPolicy,
 						Command:         []string{serverBinary},
@@ -150,6 +174,54 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image, authTokenHash string)
 	return d
 }
 
+// ServerImage decides the image of sts's table server, given the Deployment that runs it now
+// (nil before there is one): spec.image when set; otherwise the image the Deployment already
+// runs, so that an operator upgrade with a new default image restarts no server; the default
+// for a new server, and when the user asks for a restart with a new value of the
+// sts.tableserver.dev/restartedAt annotation.
+func ServerImage(sts *stsv1alpha1.SimpleTableServer, defaultImage string, running *appsv1.Deployment) string {
+	if sts.Spec.Image != "" {
+		return sts.Spec.Image
+	}
+	if running == nil || restartRequested(sts, running) {
+		return defaultImage
+	}
+	if image := runningImage(running); image != "" {
+		return image
+	}
+	return defaultImage
+}
+
+// restartRequested is true when the resource's restartedAt annotation differs from the one
+// the running pod template was built with.
+func restartRequested(sts *stsv1alpha1.SimpleTableServer, running *appsv1.Deployment) bool {
+	const key = stsv1alpha1.AnnotationRestartedAt
+	return sts.Annotations[key] != running.Spec.Template.Annotations[key]
+}
+
+// runningImage is the image of the Deployment's table server container ("" when it has none).
+func runningImage(d *appsv1.Deployment) string {
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == containerName {
+			return c.Image
+		}
+	}
+	return ""
+}
+
+// durable says whether the server journals its lists (spec.server.durability): by default
+// when its storage is a claim, which outlives the pod.
+func durable(sts *stsv1alpha1.SimpleTableServer) bool {
+	switch sts.Spec.Server.Durability {
+	case stsv1alpha1.DurabilityEnabled:
+		return true
+	case stsv1alpha1.DurabilityDisabled:
+		return false
+	default:
+		return sts.Spec.Storage != nil
+	}
+}
+
 // serverArgs are the table server's flags from spec.server; every boolean is explicit because
 // the server's own defaults are the standalone original's (STOP allowed).
 func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
@@ -172,6 +244,42 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	}
 	if opts.AuthTokenSecret != nil {
 		args = append(args, "--auth-token-file="+path.Join(authTokenDir, authTokenFile))
+	}
+	if durable(sts) {
+		args = append(args, durabilityArgs(opts)...)
+	}
+	return append(args, limitArgs(opts.Limits)...)
+}
+
+// durabilityArgs turn the journal on. --state-dir-wait makes a new pod wait for the state
+// directory's lock instead of failing: a replacement pod can briefly overlap a terminating one
+// on the same claim (Recreate waits for the old pod, but not across a node's partition).
+func durabilityArgs(opts stsv1alpha1.ServerOptions) []string {
+	policy := opts.FsyncPolicy
+	if policy == "" {
+		policy = stsv1alpha1.FsyncAlways
+	}
+	args := []string{"--state-dir=" + stateDir, "--state-dir-wait", "--fsync-policy=" + strings.ToLower(string(policy))}
+	if policy == stsv1alpha1.FsyncInterval && opts.FsyncInterval != nil {
+		args = append(args, "--fsync-interval="+opts.FsyncInterval.Duration.String())
+	}
+	return args
+}
+
+// limitArgs pass each limit that is set; the server's defaults apply to the others.
+func limitArgs(l stsv1alpha1.ServerLimits) []string {
+	var args []string
+	if l.MaxLinesPerList != nil {
+		args = append(args, "--max-lines-per-list="+strconv.FormatInt(*l.MaxLinesPerList, 10))
+	}
+	if l.MaxTotalBytes != nil {
+		args = append(args, "--max-total-bytes="+strconv.FormatInt(l.MaxTotalBytes.Value(), 10))
+	}
+	if l.MaxLineBytes != nil {
+		args = append(args, "--max-line-bytes="+strconv.FormatInt(int64(*l.MaxLineBytes), 10))
+	}
+	if l.MaxWait != nil {
+		args = append(args, "--max-wait="+l.MaxWait.Duration.String())
 	}
 	return args
 }
@@ -269,7 +377,10 @@ func httpProbe(path string, periodSeconds int32) *corev1.Probe {
 	}
 }
 
-// Service returns the Service in front of the table server, port "http" 9191.
+// Service returns the Service in front of the table server, port "http" 9191, with
+// spec.service.annotations (their keys recorded, so that one removed from the spec is removed
+// from the Service). A ServiceMonitor selecting app.kubernetes.io/name=simpletableserver finds
+// every table server's metrics on port "http", path /metrics.
 func Service(sts *stsv1alpha1.SimpleTableServer) *corev1.Service {
 	s := &corev1.Service{
 		ObjectMeta: objectMeta(sts, sts.Name),
@@ -281,7 +392,11 @@ func Service(sts *stsv1alpha1.SimpleTableServer) *corev1.Service {
 			}},
 		},
 	}
-	s.Annotations = sts.Spec.Service.Annotations
+	if user := sts.Spec.Service.Annotations; len(user) > 0 {
+		s.Annotations = merged(user, map[string]string{
+			managedAnnotationsAnnotation: strings.Join(slices.Sorted(maps.Keys(user)), ","),
+		})
+	}
 	setSpecHash(&s.ObjectMeta, s.Spec)
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -216,8 +217,76 @@ func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 			t.Errorf("probe %+v, want GET %s on port http", probe, want)
 		}
 	}
-	if Deployment(newSTS("a", withImage("registry.example/sts:1")), testImage, "").Spec.Template.Spec.Containers[0].Image != "registry.example/sts:1" {
-		t.Error("spec.image does not replace the default image")
+	if g := pod.TerminationGracePeriodSeconds; g == nil || *g < 15 {
+		t.Errorf("terminationGracePeriodSeconds %v: the server needs time to flush its journal", g)
+	}
+	for k, v := range map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "9191", "prometheus.io/path": "/metrics"} {
+		if got := d.Spec.Template.Annotations[k]; got != v {
+			t.Errorf("pod annotation %s = %q, want %q", k, got, v)
+		}
+	}
+}
+
+func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
+	sts := newSTS("a")
+	sts.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "false", "team": "perf"}
+	a := Deployment(sts, testImage, "").Spec.Template.Annotations
+	if a["prometheus.io/scrape"] != "false" || a["team"] != "perf" || a["prometheus.io/port"] != "9191" {
+		t.Errorf("pod annotations %v", a)
+	}
+	if sts.Spec.PodAnnotations["prometheus.io/port"] != "" {
+		t.Error("the builder wrote into the resource's podAnnotations map")
+	}
+}
+
+func TestServerImage(t *testing.T) {
+	const def = "sts-operator:2.0"
+	running := func(image, restartedAt string) *appsv1.Deployment {
+		d := Deployment(newSTS("a"), image, "")
+		if restartedAt != "" {
+			d.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] = restartedAt
+		}
+		return d
+	}
+	restarted := func(at string) stsOption {
+		return func(s *stsv1alpha1.SimpleTableServer) {
+			s.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: at}
+		}
+	}
+	tests := map[string]struct {
+		sts     *stsv1alpha1.SimpleTableServer
+		running *appsv1.Deployment
+		want    string
+	}{
+		"new server: the default":                {newSTS("a"), nil, def},
+		"new server with spec.image":             {newSTS("a", withImage("mine:1")), nil, "mine:1"},
+		"after an upgrade: the running image":    {newSTS("a"), running("sts-operator:1.0", ""), "sts-operator:1.0"},
+		"spec.image set: it":                     {newSTS("a", withImage("mine:2")), running("mine:1", ""), "mine:2"},
+		"spec.image cleared: the running image":  {newSTS("a"), running("mine:1", ""), "mine:1"},
+		"restart asked: the default":             {newSTS("a", restarted("2026-11-29T10:00:00Z")), running("sts-operator:1.0", ""), def},
+		"restart done: the image it got":         {newSTS("a", restarted("t1")), running("sts-operator:1.5", "t1"), "sts-operator:1.5"},
+		"another restart: the default again":     {newSTS("a", restarted("t2")), running("sts-operator:1.5", "t1"), def},
+		"restart with spec.image: spec.image":    {newSTS("a", withImage("mine:1"), restarted("t1")), running("mine:1", ""), "mine:1"},
+		"annotation removed: a restart request":  {newSTS("a"), running("sts-operator:1.0", "t1"), def},
+		"no table server container: the default": {newSTS("a"), &appsv1.Deployment{}, def},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := ServerImage(tc.sts, def, tc.running); got != tc.want {
+				t.Errorf("image %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRestartedAtRestartsThePod(t *testing.T) {
+	sts := newSTS("a")
+	before := Deployment(sts, testImage, "")
+	sts.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
+	after := Deployment(sts, testImage, "")
+	if after.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] != "2026-11-29T10:00:00Z" ||
+		after.Annotations[specHashAnnotation] == before.Annotations[specHashAnnotation] {
+		t.Errorf("the restart request does not reach the pod template: %v", after.Spec.Template.Annotations)
 	}
 }
 
@@ -230,13 +299,15 @@ func assertOwnedBy(t *testing.T, refs []metav1.OwnerReference, sts *stsv1alpha1.
 }
 
 func TestDeploymentServerFlags(t *testing.T) {
+	base := []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=true", "--allow-stop=false"}
+	journal := []string{"--state-dir=/data/state", "--state-dir-wait", "--fsync-policy=always"}
+	withStorage := func(s *stsv1alpha1.SimpleTableServer) { withStorageSize("1Gi", nil)(s) }
 	tests := map[string]struct {
 		server stsv1alpha1.ServerOptions
+		opts   []stsOption
 		want   []string
 	}{
-		"defaults": {
-			want: []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=true", "--allow-stop=false"},
-		},
+		"defaults": {want: base},
 		"every option": {
 			server: stsv1alpha1.ServerOptions{
 				AddTimestamp: ptr.To(false), AllowStop: ptr.To(true),
@@ -247,10 +318,44 @@ func TestDeploymentServerFlags(t *testing.T) {
 				"--charset-read=ISO-8859-1", "--charset-write=UTF-8", "--charset-response=windows-1252",
 				"--auth-token-file=/var/run/sts/auth/token"},
 		},
+		"storage: the journal on the claim": {opts: []stsOption{withStorage}, want: append(slices.Clone(base), journal...)},
+		"existing claim: the journal on it": {opts: []stsOption{withExistingClaim("mine")}, want: append(slices.Clone(base), journal...)},
+		"storage, durability disabled": {
+			server: stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityDisabled}, opts: []stsOption{withStorage}, want: base,
+		},
+		"emptyDir, durability enabled": {
+			server: stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityEnabled}, want: append(slices.Clone(base), journal...),
+		},
+		"emptyDir, durability auto: off": {server: stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityAuto}, want: base},
+		"fsync every interval": {
+			server: stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval, FsyncInterval: &metav1.Duration{Duration: 100 * time.Millisecond}},
+			opts:   []stsOption{withStorage},
+			want:   append(slices.Clone(base), "--state-dir=/data/state", "--state-dir-wait", "--fsync-policy=interval", "--fsync-interval=100ms"),
+		},
+		"fsync every interval, the server's interval": {
+			server: stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval},
+			opts:   []stsOption{withStorage},
+			want:   append(slices.Clone(base), "--state-dir=/data/state", "--state-dir-wait", "--fsync-policy=interval"),
+		},
+		"fsync policy without durability: no journal flags": {
+			server: stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval, FsyncInterval: &metav1.Duration{Duration: time.Second}},
+			want:   base,
+		},
+		"every limit": {
+			server: stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{
+				MaxLinesPerList: ptr.To[int64](1000000), MaxTotalBytes: ptr.To(resource.MustParse("512Mi")),
+				MaxLineBytes: ptr.To[int32](4096), MaxWait: &metav1.Duration{Duration: 30 * time.Second},
+			}},
+			want: append(slices.Clone(base), "--max-lines-per-list=1000000", "--max-total-bytes=536870912", "--max-line-bytes=4096", "--max-wait=30s"),
+		},
+		"one limit": {
+			server: stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1G"))}},
+			want:   append(slices.Clone(base), "--max-total-bytes=1000000000"),
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(newSTS("a", withServer(tc.server)), testImage, "")
+			d := Deployment(newSTS("a", append([]stsOption{withServer(tc.server)}, tc.opts...)...), testImage, "")
 			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("args\n got %q\nwant %q", got, tc.want)
 			}
@@ -261,6 +366,22 @@ func TestDeploymentServerFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTheJournalIsOnTheStorageVolume: --state-dir must lie on the writable volume that
+// spec.storage names, or a new pod would start from an empty journal.
+func TestTheJournalIsOnTheStorageVolume(t *testing.T) {
+	d := Deployment(newSTS("a", withStorageSize("1Gi", nil)), testImage, "")
+	var dir string
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
+			dir = v
+		}
+	}
+	v, m := volumeAt(t, d, dir)
+	if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "a-data" || m.ReadOnly {
+		t.Errorf("--state-dir=%s is on volume %+v (read-only %v), want the writable claim a-data", dir, v, m.ReadOnly)
 	}
 }
 
@@ -296,7 +417,7 @@ func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
 func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 	base := newSTS("a", withConfigMapDataset("users", "logins", "users"))
 	hash := func(sts *stsv1alpha1.SimpleTableServer) string {
-		return Deployment(sts, testImage, "").Annotations[specHashAnnotation]
+		return Deployment(sts, ServerImage(sts, testImage, nil), "").Annotations[specHashAnnotation]
 	}
 	same := base.DeepCopy()
 	same.Status.TotalLines = 42
@@ -308,6 +429,7 @@ func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 		"dataset": withConfigMapDataset("more", "logins", "more"),
 		"image":   withImage("other:1"),
 		"labels":  withPodLabels(map[string]string{"a": "b"}),
+		"limits":  withServer(stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxLineBytes: ptr.To[int32](10)}}),
 	} {
 		changed := base.DeepCopy()
 		change(changed)
@@ -322,11 +444,14 @@ func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 
 func TestService(t *testing.T) {
 	sts := newSTS("logins", withConfigMapDataset("users", "logins", "users"))
-	sts.Spec.Service = stsv1alpha1.ServiceOptions{Type: corev1.ServiceTypeNodePort, Annotations: map[string]string{"lb": "internal"}}
+	sts.Spec.Service = stsv1alpha1.ServiceOptions{Type: corev1.ServiceTypeNodePort, Annotations: map[string]string{"lb": "internal", "team": "perf"}}
 	svc := Service(sts)
 	assertOwnedBy(t, svc.OwnerReferences, sts)
 	if svc.Name != "logins" || svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Annotations["lb"] != "internal" {
 		t.Errorf("service %s type %q annotations %v", svc.Name, svc.Spec.Type, svc.Annotations)
+	}
+	if got := svc.Annotations[managedAnnotationsAnnotation]; got != "lb,team" {
+		t.Errorf("managed annotation keys %q, want the spec's, sorted", got)
 	}
 	if p := svc.Spec.Ports; len(p) != 1 || p[0].Name != "http" || p[0].Port != 9191 || p[0].TargetPort.StrVal != "http" {
 		t.Errorf("ports %+v", p)
@@ -334,8 +459,45 @@ func TestService(t *testing.T) {
 	if !reflect.DeepEqual(svc.Spec.Selector, Deployment(sts, testImage, "").Spec.Selector.MatchLabels) {
 		t.Errorf("selector %v does not select the Deployment's pod", svc.Spec.Selector)
 	}
-	if sts.Spec.Service.Annotations[specHashAnnotation] != "" {
-		t.Error("Service wrote its hash into the resource's annotations map")
+	if len(sts.Spec.Service.Annotations) != 2 {
+		t.Errorf("Service wrote into the resource's annotations map: %v", sts.Spec.Service.Annotations)
+	}
+	if a := Service(newSTS("logins")).Annotations; a[managedAnnotationsAnnotation] != "" || len(a) != 1 {
+		t.Errorf("annotations without any in the spec: %v, want the spec hash only", a)
+	}
+}
+
+func TestUpdatedAnnotations(t *testing.T) {
+	tests := map[string]struct {
+		existing, desired, want map[string]string
+	}{
+		"a key removed from the spec goes": {
+			existing: map[string]string{"lb": "internal", "team": "perf", managedAnnotationsAnnotation: "lb,team", "cloud": "x"},
+			desired:  map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb"},
+			want:     map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb", "cloud": "x"},
+		},
+		"the last key removed: the record goes too": {
+			existing: map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb", "cloud": "x"},
+			desired:  map[string]string{},
+			want:     map[string]string{"cloud": "x"},
+		},
+		"values change, others' keys stay": {
+			existing: map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb", "cloud": "x"},
+			desired:  map[string]string{"lb": "public", "new": "1", managedAnnotationsAnnotation: "lb,new"},
+			want:     map[string]string{"lb": "public", "new": "1", managedAnnotationsAnnotation: "lb,new", "cloud": "x"},
+		},
+		"no record (an older operator): nothing removed": {
+			existing: map[string]string{"lb": "internal", "cloud": "x"},
+			desired:  map[string]string{},
+			want:     map[string]string{"lb": "internal", "cloud": "x"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := updatedAnnotations(tc.existing, tc.desired); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("annotations %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
 
@@ -390,7 +552,7 @@ func TestNewAuthTokenRestartsTheServer(t *testing.T) {
 	if before.Annotations[specHashAnnotation] == after.Annotations[specHashAnnotation] {
 		t.Error("a new token keeps the spec hash: the server would keep the old token while the operator sends the new one")
 	}
-	if a := Deployment(newSTS("a"), testImage, "").Spec.Template.Annotations; a != nil {
+	if a := Deployment(newSTS("a"), testImage, "").Spec.Template.Annotations; a[authTokenHashAnnotation] != "" {
 		t.Errorf("pod annotations without a token: %v", a)
 	}
 }

@@ -67,6 +67,7 @@ func (s *envtestSuite) createReady(b *testing.B, count int, interval time.Durati
 	b.Helper()
 	ns := s.newNamespace(b)
 	s.endpoints.set(b, ns, ts.url)
+	s.rollouts.in(b, ns)
 	s.create(b, configMap(ns, "users", map[string]string{"lines": "u1\nu2\nu3\n"}))
 	start := time.Now()
 	var wg sync.WaitGroup

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +21,14 @@ type serverObservation struct {
 	err error
 	// reloadErr says why a changed dataset could not be pushed into the server.
 	reloadErr error
+}
+
+// reloadRefused says whether the server refused a changed dataset (a KO for the request, such
+// as a limit exceeded), as opposed to not answering or failing on its side: only the user can
+// fix a refusal.
+func (o serverObservation) reloadRefused() bool {
+	var refused *refusedError
+	return errors.As(o.reloadErr, &refused) && refused.httpStatus < http.StatusInternalServerError
 }
 
 // observeServer reads the server's STATUS and, under the Reload policy, first pushes every
@@ -60,11 +69,16 @@ func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *st
 	if len(done) == 0 {
 		return false, errors.Join(errs...)
 	}
-	patch := client.MergeFrom(d.DeepCopy())
-	d.Annotations = merged(d.Annotations, map[string]string{loadedDatasetsAnnotation: encodeHashes(loaded)})
-	if err := r.Patch(ctx, d, patch); err != nil {
-		// The lists are replaced; the next reconcile pushes the same content again, harmlessly.
+	// The patch bumps the Deployment's generation but changes no pod; d keeps the generation and
+	// rollout status the Deployment controller last reported, so this reconcile's status does not
+	// read the record as a rollout.
+	recorded := d.DeepCopy()
+	recorded.Annotations = merged(d.Annotations, map[string]string{loadedDatasetsAnnotation: encodeHashes(loaded)})
+	if err := r.Patch(ctx, recorded, client.MergeFrom(d)); err != nil {
+		// The lists are replaced; the next reconcile pushes the same content again.
 		errs = append(errs, fmt.Errorf("while recording the reloaded datasets on Deployment %q: %w", d.Name, err))
+	} else {
+		d.Annotations = recorded.Annotations
 	}
 	r.Recorder.Eventf(sts, d, corev1.EventTypeNormal, "Reloaded", "Reload", "Reloaded changed datasets into the running server: %q", done)
 	return true, errors.Join(errs...)

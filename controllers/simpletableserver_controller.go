@@ -43,13 +43,6 @@ type SimpleTableServerReconciler struct {
 	HTTPClient *http.Client
 }
 
-// desiredObjects are the objects a resource should own, from the pure builders.
-type desiredObjects struct {
-	deployment *appsv1.Deployment
-	service    *corev1.Service
-	claim      *corev1.PersistentVolumeClaim // nil when the resource asks for none
-}
-
 // +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers/status,verbs=get;patch
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
@@ -69,9 +62,8 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("while resolving the dataset sources: %w", err)
 	}
-	desired := desiredObjects{Deployment(sts, r.DefaultImage, src.authTokenHash), Service(sts), PersistentVolumeClaim(sts)}
-	obs := observation{sources: src}
-	obs.deployment, obs.applyErr = r.apply(ctx, sts, desired, src)
+	obs := observation{sources: src, problems: specProblems(sts)}
+	obs.deployment, obs.applyErr = r.apply(ctx, sts, src, obs.blocked())
 	if apierrors.IsConflict(obs.applyErr) {
 		return ctrl.Result{}, obs.applyErr // the cache lags behind a write: retry with the next view
 	}
@@ -79,9 +71,10 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err := r.updateStatus(ctx, sts, obs); err != nil {
 		return ctrl.Result{}, fmt.Errorf("while updating the status: %w", err)
 	}
-	if obs.applyErr != nil {
-		return ctrl.Result{}, obs.applyErr // an object the API server refused: retried with backoff
+	if obs.applyErr != nil && !needsUser(obs.applyErr) {
+		return ctrl.Result{}, obs.applyErr // a failure that may pass: retried with backoff
 	}
+	// What needs the user is in the Stalled condition; it is looked at again every interval.
 	return ctrl.Result{RequeueAfter: refreshInterval(sts)}, nil
 }
 

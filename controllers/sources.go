@@ -158,6 +158,24 @@ func encodeHashes(hashes map[string]string) string {
 	return string(b)
 }
 
+// loadedAfterRestart is the loaded-datasets record for a new pod: every source as it is now,
+// except that a durable server restores its journal instead of loading the datasets it held
+// before, which keep the content recorded for them; only datasets new to it come from their
+// sources.
+func loadedAfterRestart(durable bool, before, now map[string]string) map[string]string {
+	if !durable {
+		return now
+	}
+	out := make(map[string]string, len(now))
+	for name, hash := range now {
+		if old, held := before[name]; held {
+			hash = old
+		}
+		out[name] = hash
+	}
+	return out
+}
+
 // changedSince returns, sorted, the datasets whose source content differs from loaded.
 func (s *sources) changedSince(loaded map[string]string) []string {
 	var changed []string

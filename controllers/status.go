@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -10,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
@@ -18,13 +20,28 @@ import (
 // maxStatusLists bounds status.lists: clients can create any number of lists.
 const maxStatusLists = 256
 
+// conditionTypes are the conditions the operator writes; computeStatus drops any other.
+var conditionTypes = []string{
+	stsv1alpha1.ConditionReady,
+	stsv1alpha1.ConditionReconciling,
+	stsv1alpha1.ConditionStalled,
+	stsv1alpha1.ConditionDatasetsLoaded,
+	stsv1alpha1.ConditionDatasetsInSync,
+}
+
 // observation is everything one reconcile learned, from which the status follows.
 type observation struct {
-	sources    *sources
+	sources *sources
+	// problems are what in the spec the table server would refuse (specProblems).
+	problems   []string
 	deployment *appsv1.Deployment // nil until it exists
 	applyErr   error
 	server     serverObservation
 }
+
+// blocked says whether the Deployment must be held back because its pod could not run the
+// spec: a source is missing, or the server would refuse part of the spec.
+func (o observation) blocked() bool { return len(o.sources.missing) > 0 || len(o.problems) > 0 }
 
 // updateStatus writes the status that obs implies, and the events of the conditions that
 // changed, only when it differs from the stored one.
@@ -45,12 +62,23 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 	status := *sts.Status.DeepCopy()
 	status.ObservedGeneration = sts.Generation
 	status.Endpoint = Endpoint(sts)
+	if obs.deployment != nil {
+		status.Image = runningImage(obs.deployment)
+	}
 	if s := obs.server.status; s != nil {
 		setLists(&status, s, now)
 	}
-	ready := readyCondition(sts, obs)
-	loaded := datasetsLoadedCondition(sts, obs, ready)
-	for _, c := range []metav1.Condition{ready, loaded, progressingCondition(obs, ready), degradedCondition(ready, loaded)} {
+	p := assess(sts, obs)
+	status.Conditions = slices.DeleteFunc(status.Conditions, func(c metav1.Condition) bool {
+		return !slices.Contains(conditionTypes, c.Type)
+	})
+	for _, c := range []metav1.Condition{
+		readyCondition(sts, obs, p),
+		condition(stsv1alpha1.ConditionReconciling, isTrue(p.state == progressConverging), p.reason, p.message),
+		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message),
+		datasetsLoadedCondition(sts, obs, p),
+		datasetsInSyncCondition(sts, obs, p),
+	} {
 		c.ObservedGeneration = sts.Generation
 		c.LastTransitionTime = now
 		meta.SetStatusCondition(&status.Conditions, c)
@@ -80,49 +108,154 @@ func condition(typ string, status metav1.ConditionStatus, reason, message string
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message}
 }
 
-// readyCondition is True when the server answers STATUS.
-func readyCondition(sts *stsv1alpha1.SimpleTableServer, obs observation) metav1.Condition {
-	const typ = stsv1alpha1.ConditionReady
+func isTrue(b bool) metav1.ConditionStatus {
+	if b {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
+}
+
+// progress is where a resource stands on the way to serving its spec. Its reason and message
+// explain Reconciling and Stalled (whichever is True, and the other one too) and a False Ready.
+type progress struct {
+	state           progressState
+	reason, message string
+}
+
+type progressState int
+
+const (
+	// progressDone: the server runs the current spec and serves every dataset.
+	progressDone progressState = iota
+	// progressConverging: the operator waits for something that happens without the user.
+	progressConverging
+	// progressStalled: progress needs the user.
+	progressStalled
+)
+
+// assess finds the first thing that keeps sts from being done, checked in the order in which they
+// block each other: what the user must fix before anything can run, then the rollout, then
+// the server's answer.
+func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 	switch {
+	case len(obs.problems) > 0:
+		return progress{progressStalled, stsv1alpha1.ReasonInvalidSpec,
+			"The table server cannot run this spec, so its pod is left as it is: " + strings.Join(obs.problems, "; ")}
+	case obs.applyErr != nil && needsUser(obs.applyErr):
+		return progress{progressStalled, stsv1alpha1.ReasonApplyFailed, obs.applyErr.Error()}
 	case obs.applyErr != nil:
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonApplyFailed, obs.applyErr.Error())
-	case obs.deployment == nil:
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonSourceMissing,
-			"The server starts once every source exists: "+missingList(obs.sources))
+		return progress{progressConverging, stsv1alpha1.ReasonApplyFailed, obs.applyErr.Error() + " (retrying)"}
+	case len(obs.sources.missing) > 0:
+		return progress{progressStalled, stsv1alpha1.ReasonSourceMissing,
+			"Not found: " + strings.Join(obs.sources.missing, ", ") + "; create it or correct the spec"}
+	}
+	d := obs.deployment
+	if message, stuck := rolloutStuck(d); stuck {
+		return progress{progressStalled, stsv1alpha1.ReasonRolloutStuck, "The table server's pod did not become available: " + message}
+	}
+	switch {
+	case !rolledOut(d):
+		return progress{progressConverging, stsv1alpha1.ReasonRollingOut, "The Deployment is replacing its pod with one of the current spec"}
+	case !available(d):
+		return progress{progressConverging, stsv1alpha1.ReasonWaitingForPod, "Waiting for the table server's pod to become available"}
+	case obs.server.status == nil:
+		return progress{progressConverging, stsv1alpha1.ReasonUnreachable, fmt.Sprintf(
+			"The pod is available but the table server does not answer (asked again every %v): %v", refreshInterval(sts), obs.server.err)}
+	}
+	if absent := absentDatasets(sts, obs.server.status); len(absent) > 0 {
+		return progress{progressStalled, stsv1alpha1.ReasonNotLoaded,
+			fmt.Sprintf("The server has no list for datasets %q: see the table server's log", absent)}
+	}
+	if err := obs.server.reloadErr; err != nil {
+		state := progressConverging
+		if obs.server.reloadRefused() {
+			state = progressStalled
+		}
+		return progress{state, stsv1alpha1.ReasonReloadFailed, "Could not reload changed datasets; the running lists are unchanged: " + err.Error()}
+	}
+	return progress{progressDone, stsv1alpha1.ReasonReconciled, "The table server runs the current spec"}
+}
+
+// rolledOut says whether the Deployment controller has seen d's current spec and runs exactly
+// its one pod of it (the same rules kstatus applies to Deployments).
+func rolledOut(d *appsv1.Deployment) bool {
+	if d == nil {
+		return false
+	}
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	s := d.Status
+	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas >= want && s.Replicas <= want
+}
+
+func available(d *appsv1.Deployment) bool { return d != nil && d.Status.AvailableReplicas >= 1 }
+
+// rolloutStuck reports the Deployment controller's verdict that d's current rollout exceeded
+// its progress deadline (the pod crash-loops, cannot be scheduled, cannot pull its image).
+func rolloutStuck(d *appsv1.Deployment) (string, bool) {
+	if d == nil || d.Status.ObservedGeneration < d.Generation {
+		return "", false
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
+			return c.Message, true
+		}
+	}
+	return "", false
+}
+
+// readyCondition is True when the server runs the current spec's pod and answers with every
+// dataset loaded, whatever else is stalled (a source deleted after loading, say).
+func readyCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
+	const typ = stsv1alpha1.ConditionReady
+	d := obs.deployment
+	if rolledOut(d) && available(d) && obs.server.status != nil && len(absentDatasets(sts, obs.server.status)) == 0 {
+		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonServing,
+			"The table server answers at "+Endpoint(sts)+" with every dataset loaded")
+	}
+	return condition(typ, metav1.ConditionFalse, p.reason, p.message)
+}
+
+// datasetsLoadedCondition is True when the server has a list for every dataset.
+func datasetsLoadedCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
+	const typ = stsv1alpha1.ConditionDatasetsLoaded
+	switch {
 	case obs.server.status != nil:
-		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonServing, "The table server answers at "+Endpoint(sts))
-	case available(obs.deployment):
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonUnreachable,
-			fmt.Sprintf("The Deployment is available but the table server does not answer: %v", obs.server.err))
+		if absent := absentDatasets(sts, obs.server.status); len(absent) > 0 {
+			return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonNotLoaded,
+				fmt.Sprintf("The server has no list for datasets %q: see the table server's log", absent))
+		}
+		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, "The server has a list for every dataset")
+	case obs.deployment == nil:
+		return condition(typ, metav1.ConditionFalse, p.reason, "No table server runs: "+p.message)
 	default:
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonStarting, "Waiting for the table server's pod to start")
+		return condition(typ, metav1.ConditionUnknown, p.reason, "The table server has not answered")
 	}
 }
 
-// datasetsLoadedCondition is True when every dataset is a list in the server; its reason says
-// whether the lists still match their sources.
-func datasetsLoadedCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, ready metav1.Condition) metav1.Condition {
-	const typ = stsv1alpha1.ConditionDatasetsLoaded
-	if len(obs.sources.missing) > 0 {
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonSourceMissing,
-			"Not found: "+missingList(obs.sources)+"; create it or correct spec.datasets")
-	}
-	if obs.server.status == nil {
-		return condition(typ, metav1.ConditionUnknown, ready.Reason, "The table server has not answered")
-	}
-	if obs.server.reloadErr != nil {
+// datasetsInSyncCondition is True when every ConfigMap and Secret dataset is loaded as its
+// source holds it now. A change under the Keep policy makes it False: drift, not a fault.
+func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
+	const typ = stsv1alpha1.ConditionDatasetsInSync
+	switch {
+	case len(obs.sources.missing) > 0:
+		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonSourceMissing, "Not found: "+strings.Join(obs.sources.missing, ", "))
+	case obs.deployment == nil:
+		return condition(typ, metav1.ConditionUnknown, p.reason, "No table server runs: "+p.message)
+	case obs.server.reloadErr != nil:
 		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonReloadFailed, obs.server.reloadErr.Error())
 	}
-	if absent := absentDatasets(sts, obs.server.status); len(absent) > 0 {
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonNotLoaded,
-			fmt.Sprintf("The server has no list for datasets %q: see the table server's log", absent))
-	}
-	if changed := obs.sources.changedSince(loadedHashes(obs.deployment)); len(changed) > 0 {
-		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonSourceChanged, fmt.Sprintf(
+	changed := obs.sources.changedSince(loadedHashes(obs.deployment))
+	switch {
+	case len(changed) == 0:
+		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, "Every ConfigMap and Secret dataset is loaded as its source holds it")
+	case sts.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload:
+		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged,
+			fmt.Sprintf("The sources of datasets %q changed; they are reloaded into the running server once it answers", changed))
+	default:
+		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, fmt.Sprintf(
 			"The sources of datasets %q changed after the server loaded them; the running lists are kept "+
-				"(datasetUpdatePolicy Keep): set datasetUpdatePolicy to Reload, or restart the pod, to load them", changed))
+				"(datasetUpdatePolicy Keep): set datasetUpdatePolicy to Reload to load them into the running server", changed))
 	}
-	return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, "Every dataset is loaded as its source holds it")
 }
 
 // absentDatasets are the datasets loaded under their own name that the server has no list for.
@@ -142,55 +275,34 @@ func absentDatasets(sts *stsv1alpha1.SimpleTableServer, s *serverStatus) []strin
 	return absent
 }
 
-// progressingCondition is True while the Deployment rolls out its pod.
-func progressingCondition(obs observation, ready metav1.Condition) metav1.Condition {
-	const typ = stsv1alpha1.ConditionProgressing
-	d := obs.deployment
+// noticeable says whether a condition reports something a user should hear of as an event,
+// and the event's type: whatever stalls the resource, a server that stopped answering or
+// refused a reload, and drift under the Keep policy.
+func noticeable(c metav1.Condition) (string, bool) {
 	switch {
-	case d == nil:
-		return condition(typ, metav1.ConditionFalse, ready.Reason, "No Deployment yet")
-	case d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas >= 1 && available(d):
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonDeployed, "The Deployment's pod is available")
-	default:
-		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonDeploying, "Waiting for the Deployment's pod")
+	case c.Type == stsv1alpha1.ConditionStalled && c.Status == metav1.ConditionTrue:
+		return corev1.EventTypeWarning, true
+	case c.Type == stsv1alpha1.ConditionReconciling && c.Status == metav1.ConditionTrue &&
+		(c.Reason == stsv1alpha1.ReasonUnreachable || c.Reason == stsv1alpha1.ReasonReloadFailed):
+		return corev1.EventTypeWarning, true
+	case c.Type == stsv1alpha1.ConditionDatasetsInSync && c.Reason == stsv1alpha1.ReasonSourceChanged:
+		return corev1.EventTypeNormal, true
 	}
+	return "", false
 }
 
-// degradedCondition is True when Ready or DatasetsLoaded report a fault a user must fix (not
-// a server that is still starting).
-func degradedCondition(ready, loaded metav1.Condition) metav1.Condition {
-	const typ = stsv1alpha1.ConditionDegraded
-	switch {
-	case ready.Reason == stsv1alpha1.ReasonApplyFailed || ready.Reason == stsv1alpha1.ReasonUnreachable:
-		return condition(typ, metav1.ConditionTrue, ready.Reason, ready.Message)
-	case loaded.Status == metav1.ConditionFalse:
-		return condition(typ, metav1.ConditionTrue, loaded.Reason, loaded.Message)
-	default:
-		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonHealthy, "Nothing needs attention")
-	}
-}
-
-func available(d *appsv1.Deployment) bool { return d != nil && d.Status.AvailableReplicas >= 1 }
-
-func missingList(src *sources) string { return strings.Join(src.missing, ", ") }
-
-// recordTransitions records an event for each condition that newly reports something a user
-// should notice. Events follow transitions only, so a lasting fault is not repeated.
+// recordTransitions records an event, with the condition's reason and message, for each
+// noticeable condition that is new or says something new. Events follow transitions only, so
+// a lasting fault is not repeated.
 func (r *SimpleTableServerReconciler) recordTransitions(sts *stsv1alpha1.SimpleTableServer, status stsv1alpha1.SimpleTableServerStatus) {
-	notices := []struct {
-		condition, reason, eventType string
-	}{
-		{stsv1alpha1.ConditionDatasetsLoaded, stsv1alpha1.ReasonSourceMissing, corev1.EventTypeWarning},
-		{stsv1alpha1.ConditionDatasetsLoaded, stsv1alpha1.ReasonSourceChanged, corev1.EventTypeNormal},
-		{stsv1alpha1.ConditionDatasetsLoaded, stsv1alpha1.ReasonReloadFailed, corev1.EventTypeWarning},
-		{stsv1alpha1.ConditionReady, stsv1alpha1.ReasonUnreachable, corev1.EventTypeWarning},
-		{stsv1alpha1.ConditionReady, stsv1alpha1.ReasonApplyFailed, corev1.EventTypeWarning},
-	}
-	for _, n := range notices {
-		now := meta.FindStatusCondition(status.Conditions, n.condition)
-		before := meta.FindStatusCondition(sts.Status.Conditions, n.condition)
-		if now != nil && now.Reason == n.reason && (before == nil || before.Reason != n.reason || before.Message != now.Message) {
-			r.Recorder.Eventf(sts, nil, n.eventType, n.reason, "Reconcile", "%s", now.Message)
+	for _, now := range status.Conditions {
+		eventType, ok := noticeable(now)
+		if !ok {
+			continue
+		}
+		before := meta.FindStatusCondition(sts.Status.Conditions, now.Type)
+		if before == nil || before.Status != now.Status || before.Reason != now.Reason || before.Message != now.Message {
+			r.Recorder.Eventf(sts, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 		}
 	}
 }

@@ -2,13 +2,20 @@ package controllers
 
 import (
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
@@ -28,15 +35,40 @@ func sourceMissing(what string) observed {
 	return func(o *observation) { o.sources.missing = append(o.sources.missing, what) }
 }
 
-// deployed: a Deployment exists that loaded the given dataset hashes; available says whether
-// its pod is available.
-func deployed(available bool, loaded map[string]string) observed {
+func specProblem(what string) observed {
+	return func(o *observation) { o.problems = append(o.problems, what) }
+}
+
+// rollout is the state the Deployment controller reports for a Deployment.
+type rollout int
+
+const (
+	notObserved  rollout = iota // the controller has not seen the current generation
+	podStarting                 // the pod of the current spec exists, not available yet
+	rolledOutNow                // the one pod of the current spec is available
+	deadlinePast                // the rollout exceeded its progress deadline
+)
+
+// deployed: a Deployment at generation 2 exists that loaded the given dataset hashes, in the
+// given rollout state.
+func deployed(state rollout, loaded map[string]string) observed {
 	return func(o *observation) {
 		d := &appsv1.Deployment{}
-		d.Generation = 1
+		d.Generation = 2
 		d.Annotations = map[string]string{loadedDatasetsAnnotation: encodeHashes(loaded)}
-		if available {
-			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: containerName, Image: "sts:1"}}
+		switch state {
+		case notObserved:
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+		case podStarting:
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1}
+		case rolledOutNow:
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+		case deadlinePast:
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, Conditions: []appsv1.DeploymentCondition{{
+				Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
+				Message: `ReplicaSet "a-1" has timed out progressing.`,
+			}}}
 		}
 		o.deployment = d
 	}
@@ -58,57 +90,122 @@ func answered(lists ...stsv1alpha1.ListStatus) observed {
 
 func noAnswer(o *observation) { o.server.err = errors.New("connection refused") }
 
+func applyFailed(err error) observed { return func(o *observation) { o.applyErr = err } }
+
+func reloadFailed(err error) observed { return func(o *observation) { o.server.reloadErr = err } }
+
+// conditionTypesInOrder are the columns of TestComputeStatusConditions.
+var conditionTypesInOrder = [5]string{
+	stsv1alpha1.ConditionReady, stsv1alpha1.ConditionReconciling, stsv1alpha1.ConditionStalled,
+	stsv1alpha1.ConditionDatasetsLoaded, stsv1alpha1.ConditionDatasetsInSync,
+}
+
 func TestComputeStatusConditions(t *testing.T) {
-	sts := newSTS("a", withConfigMapDataset("users", "logins", "users"), withClaimDataset("csvs", "d", "dir", ".*"))
-	sts.Generation = 3
 	users := stsv1alpha1.ListStatus{Name: "users", Length: 5}
-	// want: Ready, DatasetsLoaded, Progressing, Degraded as "Status/Reason".
+	loadedUsers := map[string]string{"users": "h1"}
+	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "a", nil)
+	// want: Ready, Reconciling, Stalled, DatasetsLoaded, DatasetsInSync as "Status/Reason", and
+	// what kstatus (Flux, kpt, cli-utils) computes from the whole status.
 	tests := map[string]struct {
-		obs  observation
-		want [4]string
+		policy      stsv1alpha1.DatasetUpdatePolicy
+		obs         observation
+		want        [5]string
+		wantKstatus kstatus.Status
 	}{
 		"source missing, nothing deployed": {
-			observe(sourceMissing(`ConfigMap "logins"`)),
-			[4]string{"False/SourceMissing", "False/SourceMissing", "False/SourceMissing", "True/SourceMissing"},
+			obs:         observe(sourceMissing(`ConfigMap "logins"`)),
+			want:        [5]string{"False/SourceMissing", "False/SourceMissing", "True/SourceMissing", "False/SourceMissing", "False/SourceMissing"},
+			wantKstatus: kstatus.FailedStatus,
+		},
+		"charset the server does not know": {
+			obs:         observe(specProblem("spec.server.charsets.read: unknown charset"), sourceHash("users", "h1")),
+			want:        [5]string{"False/InvalidSpec", "False/InvalidSpec", "True/InvalidSpec", "False/InvalidSpec", "Unknown/InvalidSpec"},
+			wantKstatus: kstatus.FailedStatus,
+		},
+		"a name taken by another owner": {
+			obs:         observe(applyFailed(&notOwnedError{`Service "a" exists`})),
+			want:        [5]string{"False/ApplyFailed", "False/ApplyFailed", "True/ApplyFailed", "False/ApplyFailed", "Unknown/ApplyFailed"},
+			wantKstatus: kstatus.FailedStatus,
+		},
+		"an invalid Deployment": {
+			obs:         observe(applyFailed(invalid)),
+			want:        [5]string{"False/ApplyFailed", "False/ApplyFailed", "True/ApplyFailed", "False/ApplyFailed", "Unknown/ApplyFailed"},
+			wantKstatus: kstatus.FailedStatus,
+		},
+		"an API server timeout": {
+			obs:         observe(applyFailed(apierrors.NewTimeoutError("slow", 1))),
+			want:        [5]string{"False/ApplyFailed", "True/ApplyFailed", "False/ApplyFailed", "False/ApplyFailed", "Unknown/ApplyFailed"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
+		"new spec not yet seen by the Deployment controller": {
+			obs:         observe(sourceHash("users", "h1"), deployed(notObserved, loadedUsers), answered(users)),
+			want:        [5]string{"False/RollingOut", "True/RollingOut", "False/RollingOut", "True/Loaded", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
 		},
 		"pod starting": {
-			observe(deployed(false, nil), noAnswer),
-			[4]string{"False/Starting", "Unknown/Starting", "True/Deploying", "False/Healthy"},
+			obs:         observe(sourceHash("users", "h1"), deployed(podStarting, loadedUsers), noAnswer),
+			want:        [5]string{"False/WaitingForPod", "True/WaitingForPod", "False/WaitingForPod", "Unknown/WaitingForPod", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
+		"rollout past its deadline": {
+			obs:         observe(sourceHash("users", "h1"), deployed(deadlinePast, loadedUsers), noAnswer),
+			want:        [5]string{"False/RolloutStuck", "False/RolloutStuck", "True/RolloutStuck", "Unknown/RolloutStuck", "True/InSync"},
+			wantKstatus: kstatus.FailedStatus,
 		},
 		"available but unreachable": {
-			observe(deployed(true, nil), noAnswer),
-			[4]string{"False/Unreachable", "Unknown/Unreachable", "False/Deployed", "True/Unreachable"},
+			obs:         observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers), noAnswer),
+			want:        [5]string{"False/Unreachable", "True/Unreachable", "False/Unreachable", "Unknown/Unreachable", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
 		},
 		"serving every dataset": {
-			observe(sourceHash("users", "h1"), deployed(true, map[string]string{"users": "h1"}), answered(users)),
-			[4]string{"True/Serving", "True/Loaded", "False/Deployed", "False/Healthy"},
+			obs:         observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers), answered(users)),
+			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "True/InSync"},
+			wantKstatus: kstatus.CurrentStatus,
 		},
-		"serving, a source changed since loading (Keep)": {
-			observe(sourceHash("users", "h2"), deployed(true, map[string]string{"users": "h1"}), answered(users)),
-			[4]string{"True/Serving", "True/SourceChanged", "False/Deployed", "False/Healthy"},
+		"serving, a source changed since loading (Keep): drift, still healthy": {
+			obs:         observe(sourceHash("users", "h2"), deployed(rolledOutNow, loadedUsers), answered(users)),
+			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "False/SourceChanged"},
+			wantKstatus: kstatus.CurrentStatus,
 		},
 		"serving without a dataset's list": {
-			observe(deployed(true, nil), answered(stsv1alpha1.ListStatus{Name: "other", Length: 1})),
-			[4]string{"True/Serving", "False/NotLoaded", "False/Deployed", "True/NotLoaded"},
+			obs:         observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers), answered(stsv1alpha1.ListStatus{Name: "other", Length: 1})),
+			want:        [5]string{"False/NotLoaded", "False/NotLoaded", "True/NotLoaded", "False/NotLoaded", "True/InSync"},
+			wantKstatus: kstatus.FailedStatus,
 		},
-		"serving, reload refused": {
-			observe(deployed(true, nil), answered(users), func(o *observation) { o.server.reloadErr = errors.New("LOAD: HTTP 413") }),
-			[4]string{"True/Serving", "False/ReloadFailed", "False/Deployed", "True/ReloadFailed"},
+		"serving, reload refused by the server": {
+			policy: stsv1alpha1.DatasetUpdateReload,
+			obs: observe(sourceHash("users", "h2"), deployed(rolledOutNow, loadedUsers), answered(users),
+				reloadFailed(&refusedError{command: "LOAD", httpStatus: 413, message: "too large"})),
+			want:        [5]string{"True/Serving", "False/ReloadFailed", "True/ReloadFailed", "True/Loaded", "False/ReloadFailed"},
+			wantKstatus: kstatus.FailedStatus,
+		},
+		"serving, reload failed on the server's side": {
+			policy: stsv1alpha1.DatasetUpdateReload,
+			obs: observe(sourceHash("users", "h2"), deployed(rolledOutNow, loadedUsers), answered(users),
+				reloadFailed(&refusedError{command: "LOAD", httpStatus: 500, message: "no space left on device"})),
+			want:        [5]string{"True/Serving", "True/ReloadFailed", "False/ReloadFailed", "True/Loaded", "False/ReloadFailed"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
+		"serving, reload timed out": {
+			policy: stsv1alpha1.DatasetUpdateReload,
+			obs: observe(sourceHash("users", "h2"), deployed(rolledOutNow, loadedUsers), answered(users),
+				reloadFailed(errors.New("LOAD: context deadline exceeded"))),
+			want:        [5]string{"True/Serving", "True/ReloadFailed", "False/ReloadFailed", "True/Loaded", "False/ReloadFailed"},
+			wantKstatus: kstatus.InProgressStatus,
 		},
 		"serving, source deleted later": {
-			observe(sourceMissing(`ConfigMap "logins"`), deployed(true, nil), answered(users)),
-			[4]string{"True/Serving", "False/SourceMissing", "False/Deployed", "True/SourceMissing"},
-		},
-		"apply refused": {
-			observe(func(o *observation) { o.applyErr = errors.New("Deployment invalid") }),
-			[4]string{"False/ApplyFailed", "Unknown/ApplyFailed", "False/ApplyFailed", "True/ApplyFailed"},
+			obs:         observe(sourceMissing(`ConfigMap "logins"`), deployed(rolledOutNow, loadedUsers), answered(users)),
+			want:        [5]string{"True/Serving", "False/SourceMissing", "True/SourceMissing", "True/Loaded", "False/SourceMissing"},
+			wantKstatus: kstatus.FailedStatus,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			st := computeStatus(sts, tc.obs, metav1.Now())
-			for i, typ := range []string{stsv1alpha1.ConditionReady, stsv1alpha1.ConditionDatasetsLoaded, stsv1alpha1.ConditionProgressing, stsv1alpha1.ConditionDegraded} {
-				c := meta.FindStatusCondition(st.Conditions, typ)
+			sts := newSTS("a", withConfigMapDataset("users", "logins", "users"), withClaimDataset("csvs", "d", "dir", ".*"), withPolicy(tc.policy))
+			sts.Generation = 3
+			sts.Status = computeStatus(sts, tc.obs, metav1.Now())
+			for i, typ := range conditionTypesInOrder {
+				c := meta.FindStatusCondition(sts.Status.Conditions, typ)
 				if c == nil {
 					t.Fatalf("no %s condition", typ)
 				}
@@ -119,8 +216,68 @@ func TestComputeStatusConditions(t *testing.T) {
 					t.Errorf("%s: observedGeneration %d, message %q", typ, c.ObservedGeneration, c.Message)
 				}
 			}
-			if st.ObservedGeneration != 3 || st.Endpoint != "http://a.default.svc:9191" {
+			if st := sts.Status; st.ObservedGeneration != 3 || st.Endpoint != "http://a.default.svc:9191" {
 				t.Errorf("observedGeneration %d endpoint %q", st.ObservedGeneration, st.Endpoint)
+			}
+			if res := computeKstatus(t, sts); res.Status != tc.wantKstatus {
+				t.Errorf("kstatus = %s (%s), want %s", res.Status, res.Message, tc.wantKstatus)
+			}
+		})
+	}
+}
+
+// computeKstatus runs kstatus's own computation (sigs.k8s.io/cli-utils; Flux's fork has the
+// same package) on sts as the API server would serve it.
+func computeKstatus(t testing.TB, sts *stsv1alpha1.SimpleTableServer) *kstatus.Result {
+	t.Helper()
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetGroupVersionKind(stsv1alpha1.GroupVersion.WithKind("SimpleTableServer"))
+	res, err := kstatus.Compute(u)
+	if err != nil {
+		t.Fatalf("kstatus: %v", err)
+	}
+	return res
+}
+
+func TestComputeStatusDropsConditionsItNoLongerWrites(t *testing.T) {
+	sts := newSTS("a")
+	sts.Status.Conditions = []metav1.Condition{
+		{Type: "Degraded", Status: metav1.ConditionTrue, Reason: "Unreachable"},
+		{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "Deployed"},
+	}
+	st := computeStatus(sts, observe(deployed(rolledOutNow, nil), answered()), metav1.Now())
+	var types []string
+	for _, c := range st.Conditions {
+		types = append(types, c.Type)
+	}
+	if !reflect.DeepEqual(types, conditionTypesInOrder[:]) {
+		t.Errorf("condition types %q, want %q", types, conditionTypesInOrder)
+	}
+	if st.Image != "sts:1" {
+		t.Errorf("status.image = %q, want the Deployment's", st.Image)
+	}
+}
+
+func TestLoadedAfterRestart(t *testing.T) {
+	before := map[string]string{"users": "h1", "gone": "h9"}
+	now := map[string]string{"users": "h2", "cards": "h3"}
+	tests := map[string]struct {
+		durable bool
+		want    map[string]string
+	}{
+		// The new pod loads every source as it is now.
+		"in memory": {false, map[string]string{"users": "h2", "cards": "h3"}},
+		// The new pod restores users from its journal; only cards is loaded from its source.
+		"durable": {true, map[string]string{"users": "h1", "cards": "h3"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := loadedAfterRestart(tc.durable, before, now); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("record %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -128,7 +285,7 @@ func TestComputeStatusConditions(t *testing.T) {
 
 func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 	sts := newSTS("a", withConfigMapDataset("users", "logins", "users"))
-	obs := observe(sourceHash("users", "h"), deployed(true, map[string]string{"users": "h"}),
+	obs := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
 		answered(stsv1alpha1.ListStatus{Name: "users", Length: 5}))
 	t0 := metav1.NewTime(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	sts.Status = computeStatus(sts, obs, t0)
@@ -142,7 +299,7 @@ func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 		t.Errorf("an identical reading changed the status:\n%+v\n%+v", sts.Status, same)
 	}
 
-	read := observe(sourceHash("users", "h"), deployed(true, map[string]string{"users": "h"}),
+	read := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
 		answered(stsv1alpha1.ListStatus{Name: "users", Length: 4}))
 	next := computeStatus(sts, read, later)
 	if next.TotalLines != 4 || !next.LastStatusTime.Equal(&later) {
@@ -152,7 +309,7 @@ func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 		t.Errorf("Ready's lastTransitionTime moved to %v without a transition", c.LastTransitionTime)
 	}
 
-	gone := computeStatus(sts, observe(sourceHash("users", "h"), deployed(true, nil), noAnswer), later)
+	gone := computeStatus(sts, observe(sourceHash("users", "h"), deployed(rolledOutNow, nil), noAnswer), later)
 	if gone.TotalLines != 5 || !gone.LastStatusTime.Equal(&t0) {
 		t.Errorf("an unanswered poll dropped the last reading: %+v", gone)
 	}
@@ -163,7 +320,7 @@ func TestStatusListsAreBounded(t *testing.T) {
 	for i := range maxStatusLists + 10 {
 		lists = append(lists, stsv1alpha1.ListStatus{Name: string(rune('a' + i%26)), Length: 1})
 	}
-	st := computeStatus(newSTS("a"), observe(deployed(true, nil), answered(lists...)), metav1.Now())
+	st := computeStatus(newSTS("a"), observe(deployed(rolledOutNow, nil), answered(lists...)), metav1.Now())
 	if len(st.Lists) != maxStatusLists || st.ListCount != int32(maxStatusLists+10) || st.TotalLines != int64(maxStatusLists+10) {
 		t.Errorf("%d lists in status, listCount %d, total %d", len(st.Lists), st.ListCount, st.TotalLines)
 	}

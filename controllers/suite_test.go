@@ -3,13 +3,16 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -31,7 +34,7 @@ import (
 // builds and sets) with the CRD from config/crd/bases, and the reconciler running in a
 // controller-runtime manager exactly as cmd/manager sets it up, except that it reaches table
 // servers through testEndpoints. envtest runs no built-in controllers: no pods, no garbage
-// collection, no Deployment status unless a test writes it.
+// collection, no Deployment status unless a test writes it or hands its namespace to rollouts.
 var (
 	// suite is nil when KUBEBUILDER_ASSETS is unset; envtest tests then skip.
 	suite *envtestSuite
@@ -45,6 +48,7 @@ type envtestSuite struct {
 	reconciler *SimpleTableServerReconciler
 	endpoints  *testEndpoints
 	writes     *writeCounter
+	rollouts   *rollouts
 }
 
 func TestMain(m *testing.M) {
@@ -96,7 +100,12 @@ func startSuite() (*envtestSuite, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &envtestSuite{env: env, k8s: k8s, endpoints: &testEndpoints{urls: map[string]string{}}, writes: &writeCounter{byNamespace: map[string]int{}}}
+	s := &envtestSuite{
+		env: env, k8s: k8s,
+		endpoints: &testEndpoints{urls: map[string]string{}},
+		writes:    &writeCounter{byNamespace: map[string]int{}},
+		rollouts:  &rollouts{k8s: k8s, namespaces: map[string]bool{}},
+	}
 	s.reconciler = &SimpleTableServerReconciler{
 		Client:       &countingClient{Client: mgr.GetClient(), counter: s.writes},
 		Recorder:     mgr.GetEventRecorder("sts-operator"),
@@ -110,8 +119,11 @@ func startSuite() (*envtestSuite, func(), error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
+	rolloutsDone := make(chan struct{})
+	go func() { s.rollouts.run(ctx); close(rolloutsDone) }()
 	stop := func() {
 		cancel()
+		<-rolloutsDone
 		if err := <-done; err != nil {
 			fmt.Fprintln(os.Stderr, "controllers: manager:", err)
 		}
@@ -161,6 +173,58 @@ func (e *testEndpoints) set(t testing.TB, key, url string) {
 		delete(e.urls, key)
 		e.mu.Unlock()
 	})
+}
+
+// rollouts plays the Deployment controller, which envtest does not run, in the namespaces that
+// tests hand it: a Deployment there whose status lags its generation gets the status of a
+// finished rollout, its one pod available.
+type rollouts struct {
+	k8s        client.Client
+	mu         sync.Mutex
+	namespaces map[string]bool
+}
+
+// in makes rollouts finish in ns until t ends.
+func (r *rollouts) in(t testing.TB, ns string) {
+	r.mu.Lock()
+	r.namespaces[ns] = true
+	r.mu.Unlock()
+	t.Cleanup(func() {
+		r.mu.Lock()
+		delete(r.namespaces, ns)
+		r.mu.Unlock()
+	})
+}
+
+// run finishes the rollouts every 100ms until ctx ends. A write that conflicts with the
+// operator's is tried again at the next tick.
+func (r *rollouts) run(ctx context.Context) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		r.mu.Lock()
+		namespaces := slices.Collect(maps.Keys(r.namespaces))
+		r.mu.Unlock()
+		for _, ns := range namespaces {
+			var list appsv1.DeploymentList
+			if err := r.k8s.List(ctx, &list, client.InNamespace(ns)); err != nil {
+				continue
+			}
+			for i := range list.Items {
+				d := &list.Items[i]
+				if d.Status.ObservedGeneration == d.Generation {
+					continue
+				}
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+				_ = r.k8s.Status().Update(ctx, d)
+			}
+		}
+	}
 }
 
 // writeCounter counts the reconciler's API writes per namespace.

@@ -79,6 +79,9 @@ func (s tableServer) call(ctx context.Context, method, command string, params ur
 	if err != nil {
 		return fmt.Errorf("while building the %s request: %w", command, err)
 	}
+	// The header as well as FORMAT: a request the server cannot parse (a body over its limit)
+	// is answered in JSON only when the header asks.
+	req.Header.Set("Accept", "application/json")
 	if s.token != "" {
 		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
@@ -93,7 +96,20 @@ func (s tableServer) call(ctx context.Context, method, command string, params ur
 		return fmt.Errorf("%s: HTTP %d with an answer that is not the table server's JSON: %w", command, resp.StatusCode, err)
 	}
 	if !out.OK {
-		return fmt.Errorf("%s: HTTP %d: %s", command, resp.StatusCode, out.Error)
+		return &refusedError{command: command, httpStatus: resp.StatusCode, message: out.Error}
 	}
 	return nil
+}
+
+// refusedError is a command the table server answered with a KO: it runs, and it refused (a
+// limit, a bad token: HTTP 4xx, which asking again does not change) or failed on its side
+// (HTTP 5xx).
+type refusedError struct {
+	command    string
+	httpStatus int
+	message    string
+}
+
+func (e *refusedError) Error() string {
+	return fmt.Sprintf("%s: HTTP %d: %s", e.command, e.httpStatus, e.message)
 }

@@ -22,8 +22,8 @@ type testTableServer struct {
 }
 
 // startTableServer serves lists on 127.0.0.1 until t ends; with a token every request must
-// carry it.
-func startTableServer(t testing.TB, token string, lists map[string][]string) *testTableServer {
+// carry it. configure, if any, changes the server's configuration.
+func startTableServer(t testing.TB, token string, lists map[string][]string, configure ...func(*sts.Config)) *testTableServer {
 	t.Helper()
 	ts := &testTableServer{store: store.NewMemory()}
 	for name, lines := range lists {
@@ -33,6 +33,9 @@ func startTableServer(t testing.TB, token string, lists map[string][]string) *te
 	cfg.DatasetDir = t.TempDir()
 	cfg.AuthToken = token
 	cfg.AllowStop = false
+	for _, c := range configure {
+		c(&cfg)
+	}
 	srv, err := sts.NewServer(cfg, ts.store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("table server: %v", err)

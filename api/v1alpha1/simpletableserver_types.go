@@ -52,8 +52,9 @@ type SimpleTableServerSpec struct {
 	Datasets []Dataset `json:"datasets,omitempty"`
 
 	// storage is the server's writable dataset directory: where SAVE writes files and INITFILE
-	// reads them. Absent, it is an emptyDir that lives as long as the pod. It cannot be changed
-	// after creation.
+	// reads them, and where the journal of spec.server.durability lives (its "state" folder).
+	// Absent, it is an emptyDir that lives as long as the pod. It cannot be changed after
+	// creation.
 	// +optional
 	Storage *Storage `json:"storage,omitempty"`
 
@@ -64,7 +65,7 @@ type SimpleTableServerSpec struct {
 
 	// datasetUpdatePolicy says what happens when a ConfigMap or Secret that a dataset reads
 	// changes. Keep (the default) leaves the running lists alone, so a test in progress is never
-	// disturbed, and reports the change in the DatasetsLoaded condition. Reload replaces just the
+	// disturbed, and reports the change in the DatasetsInSync condition. Reload replaces just the
 	// changed lists in the running server, without a restart; other lists are untouched.
 	// Datasets on a claim are never reloaded.
 	// +kubebuilder:default=Keep
@@ -81,7 +82,12 @@ type SimpleTableServerSpec struct {
 	// +optional
 	StatusRefreshInterval *metav1.Duration `json:"statusRefreshInterval,omitempty"`
 
-	// image runs the table server (its binary at /sts). Defaults to the operator's own image.
+	// image runs the table server (its binary at /sts). When empty, a new server gets the
+	// operator's default image (its own), and a running server keeps the image it was started
+	// with, even after an operator upgrade changes the default: an upgrade never restarts a
+	// server for a new image. status.image shows the image in use. To move a server to the
+	// current default, set this field, or annotate the resource with
+	// sts.tableserver.dev/restartedAt (any new value restarts the server with the default image).
 	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Image string `json:"image,omitempty"`
@@ -198,7 +204,9 @@ type ClaimSource struct {
 	Path string `json:"path"`
 
 	// match makes path a directory: every file in it whose whole name matches this regular
-	// expression (Java syntax) is loaded under its own file name, not the dataset's name.
+	// expression (Java syntax) is loaded under its own file name, not the dataset's name. The
+	// operator checks it with the table server's own engine: a pattern it cannot compile
+	// stalls the resource (reason InvalidSpec) before any pod is changed.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
@@ -231,6 +239,8 @@ type Storage struct {
 }
 
 // ServerOptions mirror the table server's own flags.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.fsyncInterval) || self.fsyncPolicy == 'Interval'",message="fsyncInterval applies only with fsyncPolicy Interval"
 type ServerOptions struct {
 	// addTimestamp is SAVE's default for ADD_TIMESTAMP: prefix saved file names with the time.
 	// +kubebuilder:default=true
@@ -253,10 +263,97 @@ type ServerOptions struct {
 	// the Service.
 	// +optional
 	AuthTokenSecret *KeySelector `json:"authTokenSecret,omitempty"`
+
+	// durability keeps the lists across restarts: the server records every change in a journal
+	// in the "state" folder of its storage before it answers, and restores the lists at
+	// startup, so a line consumed before a restart is never served again. Auto (the default)
+	// turns it on when spec.storage is set (a claim outlives the pod) and off with the emptyDir.
+	// Enabled turns it on with the emptyDir too, which then survives a container restart (an
+	// out-of-memory kill) but not the pod's replacement. Disabled turns it off.
+	// +kubebuilder:default=Auto
+	// +optional
+	Durability Durability `json:"durability,omitempty"`
+
+	// fsyncPolicy says when a journalled change is on disk. Always (the default) answers a
+	// command only after its change is synced: nothing acknowledged is lost in a crash.
+	// Interval syncs every fsyncInterval: faster, but a crash loses the changes of the last
+	// interval, whose lines may then be served again. Used only when durability is on.
+	// +kubebuilder:default=Always
+	// +optional
+	FsyncPolicy FsyncPolicy `json:"fsyncPolicy,omitempty"`
+
+	// fsyncInterval is the time between syncs with fsyncPolicy Interval, between 1ms and 1m;
+	// the table server's default when absent.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1ms') && duration(self) <= duration('1m')",message="fsyncInterval must be between 1ms and 1m, e.g. 100ms"
+	// +optional
+	FsyncInterval *metav1.Duration `json:"fsyncInterval,omitempty"`
+
+	// limits protect the server's memory: a command that would exceed one is refused with a KO
+	// naming the limit. Each absent limit is the table server's default.
+	// +optional
+	Limits ServerLimits `json:"limits,omitempty"`
+}
+
+// Durability says whether the table server journals its lists to survive restarts.
+// +kubebuilder:validation:Enum=Auto;Enabled;Disabled
+type Durability string
+
+const (
+	// DurabilityAuto journals when spec.storage is set.
+	DurabilityAuto Durability = "Auto"
+	// DurabilityEnabled journals to whatever the storage is, the emptyDir included.
+	DurabilityEnabled Durability = "Enabled"
+	// DurabilityDisabled keeps the lists in memory only.
+	DurabilityDisabled Durability = "Disabled"
+)
+
+// FsyncPolicy says when the journal is synced to disk.
+// +kubebuilder:validation:Enum=Always;Interval
+type FsyncPolicy string
+
+const (
+	// FsyncAlways syncs every change before it is acknowledged.
+	FsyncAlways FsyncPolicy = "Always"
+	// FsyncInterval syncs every fsyncInterval.
+	FsyncInterval FsyncPolicy = "Interval"
+)
+
+// ServerLimits bound what clients can make the table server hold.
+type ServerLimits struct {
+	// maxLinesPerList is the most lines one list may hold.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxLinesPerList *int64 `json:"maxLinesPerList,omitempty"`
+
+	// maxTotalBytes is the most bytes all lists together may hold, between 1Ki and 1Ti, e.g.
+	// 512Mi. Keep it below the container's memory limit.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Ki')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0",message="maxTotalBytes must be between 1Ki and 1Ti, e.g. 512Mi"
+	// +optional
+	MaxTotalBytes *resource.Quantity `json:"maxTotalBytes,omitempty"`
+
+	// maxLineBytes is the longest line the server accepts, in bytes, between 1 and 67108864
+	// (64 MiB).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=67108864
+	// +optional
+	MaxLineBytes *int32 `json:"maxLineBytes,omitempty"`
+
+	// maxWait is the longest a blocking read (WAIT=<milliseconds>) may wait for a line, at
+	// most 1h; longer requests are capped.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('1h')",message="maxWait must be at most 1h, e.g. 30s"
+	// +optional
+	MaxWait *metav1.Duration `json:"maxWait,omitempty"`
 }
 
 // Charsets name the character sets the table server uses, as Java names them (UTF-8,
-// ISO-8859-1, windows-1252, ...).
+// ISO-8859-1, windows-1252, ...). The operator checks each name against the table server's
+// charsets: an unknown one stalls the resource (reason InvalidSpec) before any pod is changed.
 type Charsets struct {
 	// read is the charset of dataset files read at startup and by INITFILE.
 	// +kubebuilder:default=UTF-8
@@ -306,13 +403,35 @@ const (
 
 // SimpleTableServerStatus reports what the operator and the table server observed.
 type SimpleTableServerStatus struct {
-	// observedGeneration is the spec generation that the conditions describe.
+	// observedGeneration is the spec generation that the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: Ready (the server answers), DatasetsLoaded (every dataset is in the server
-	// and matches its source), Progressing (a rollout is under way), Degraded (something needs
-	// attention). Each has a one-word reason.
+	// conditions say whether the server is ready and, if not, whether the operator is still
+	// converging or needs the user. Each condition has a one-word reason and the generation it
+	// describes:
+	//
+	//   - Ready: True when the server's pod is rolled out and available, and the server
+	//     answered STATUS with every dataset loaded. Otherwise False, with the reason of
+	//     Reconciling or Stalled. Ready says the server serves: it stays True while Stalled
+	//     reports a change that cannot be applied (a source deleted after loading, a refused
+	//     reload, an invalid edit held back from the running pod).
+	//   - Reconciling: True while the operator converges by itself: the Deployment rolls out
+	//     (RollingOut), its pod is not available yet (WaitingForPod), the server does not answer
+	//     (Unreachable: retried every statusRefreshInterval), an API write failed (ApplyFailed)
+	//     or a reload will be retried (ReloadFailed).
+	//   - Stalled: True when progress needs the user: a source is missing (SourceMissing), the
+	//     spec is one the server cannot run (InvalidSpec), an object could not be written
+	//     (ApplyFailed: a name taken by another owner, an invalid or forbidden object), the pod
+	//     never became available (RolloutStuck), the server lacks a dataset's list
+	//     (NotLoaded), or it refused a changed dataset (ReloadFailed).
+	//   - DatasetsLoaded: True when the server has a list for every dataset (Loaded).
+	//   - DatasetsInSync: True when every ConfigMap and Secret dataset is loaded as its source
+	//     holds it now (InSync). False with SourceChanged when a source changed after loading
+	//     and the policy is Keep: drift to know about, not a fault; Ready stays True.
+	//
+	// Reconciling and Stalled share one reason and message: those of the one that is True, or
+	// Reconciled when nothing is left to do.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
@@ -321,6 +440,10 @@ type SimpleTableServerStatus struct {
 	// endpoint is the base URL load generators use: http://<name>.<namespace>.svc:9191.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
+
+	// image is the table server image the Deployment runs.
+	// +optional
+	Image string `json:"image,omitempty"`
 
 	// lists are the server's lists and their lengths at lastStatusTime, sorted by name: the
 	// datasets plus any list that clients created (at most the first 256).
@@ -352,45 +475,60 @@ type ListStatus struct {
 	Length int64 `json:"length"`
 }
 
-// Condition types of a SimpleTableServer.
+// Condition types of a SimpleTableServer. Reconciling and Stalled follow kstatus: tools such as
+// Flux and kpt read them (with observedGeneration) to tell in-progress from failed.
 const (
-	// ConditionReady is True when the table server answers STATUS.
+	// ConditionReady is True when the server runs the current spec and serves every dataset.
 	ConditionReady = "Ready"
-	// ConditionDatasetsLoaded is True when every dataset is loaded and (with reason Loaded)
-	// matches its source.
+	// ConditionReconciling is True while the operator converges without the user's help.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is True when progress needs the user.
+	ConditionStalled = "Stalled"
+	// ConditionDatasetsLoaded is True when the server has a list for every dataset.
 	ConditionDatasetsLoaded = "DatasetsLoaded"
-	// ConditionProgressing is True while the table server's Deployment rolls out.
-	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when something needs a user's attention.
-	ConditionDegraded = "Degraded"
+	// ConditionDatasetsInSync is True when every ConfigMap and Secret dataset is loaded as its
+	// source holds it now.
+	ConditionDatasetsInSync = "DatasetsInSync"
 )
 
 // Condition reasons of a SimpleTableServer: one word each, for tools that match on them.
 const (
-	// ReasonServing: the server answered STATUS.
+	// ReasonServing (Ready): the server runs the current spec and serves every dataset.
 	ReasonServing = "Serving"
-	// ReasonStarting: the server has not answered yet and its Deployment is not available.
-	ReasonStarting = "Starting"
-	// ReasonUnreachable: the Deployment is available but the server did not answer.
+	// ReasonReconciled (Reconciling, Stalled): nothing is left to do.
+	ReasonReconciled = "Reconciled"
+	// ReasonRollingOut: the Deployment replaces its pod with one of the current spec.
+	ReasonRollingOut = "RollingOut"
+	// ReasonWaitingForPod: the pod of the current spec exists but is not available yet.
+	ReasonWaitingForPod = "WaitingForPod"
+	// ReasonUnreachable: the pod is available but the server does not answer STATUS.
 	ReasonUnreachable = "Unreachable"
-	// ReasonSourceMissing: a ConfigMap, Secret or key that a dataset reads does not exist.
+	// ReasonApplyFailed: the API server refused or failed an object the operator writes.
+	ReasonApplyFailed = "ApplyFailed"
+	// ReasonInvalidSpec: the spec names a charset or pattern the table server cannot use.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonSourceMissing: a ConfigMap, Secret or key that the resource reads does not exist.
 	ReasonSourceMissing = "SourceMissing"
-	// ReasonLoaded: every dataset is in the server as its source holds it.
+	// ReasonRolloutStuck: the Deployment exceeded its progress deadline.
+	ReasonRolloutStuck = "RolloutStuck"
+	// ReasonLoaded (DatasetsLoaded): the server has a list for every dataset.
 	ReasonLoaded = "Loaded"
-	// ReasonSourceChanged: a source changed after it was loaded and the policy is Keep.
-	ReasonSourceChanged = "SourceChanged"
 	// ReasonNotLoaded: the server answers but lacks a dataset's list.
 	ReasonNotLoaded = "NotLoaded"
-	// ReasonReloadFailed: the server refused a changed dataset (policy Reload).
+	// ReasonInSync (DatasetsInSync): every source is loaded as it is now.
+	ReasonInSync = "InSync"
+	// ReasonSourceChanged (DatasetsInSync): a source changed after it was loaded.
+	ReasonSourceChanged = "SourceChanged"
+	// ReasonReloadFailed: a changed dataset could not be pushed into the server (policy Reload).
 	ReasonReloadFailed = "ReloadFailed"
-	// ReasonDeploying: the Deployment is rolling out.
-	ReasonDeploying = "Deploying"
-	// ReasonDeployed: the Deployment has its one pod available at the current template.
-	ReasonDeployed = "Deployed"
-	// ReasonApplyFailed: the API server refused an object the operator builds.
-	ReasonApplyFailed = "ApplyFailed"
-	// ReasonHealthy: nothing needs attention.
-	ReasonHealthy = "Healthy"
+)
+
+// Annotations a user puts on a SimpleTableServer.
+const (
+	// AnnotationRestartedAt, set to a new value (a timestamp, say), restarts the table server
+	// and moves it to the operator's default image when spec.image is empty. The running lists
+	// are lost unless durability is on.
+	AnnotationRestartedAt = "sts.tableserver.dev/restartedAt"
 )
 
 // +kubebuilder:object:root=true

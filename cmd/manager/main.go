@@ -60,7 +60,7 @@ func parseOptions(args []string, getenv func(string) string, output io.Writer) (
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
-	fs.StringVar(&o.stsImage, "sts-image", getenv("STS_IMAGE"), "image of table servers whose resource names none (default $STS_IMAGE)")
+	fs.StringVar(&o.stsImage, "sts-image", getenv("STS_IMAGE"), "image of new table servers whose resource names none; running ones keep theirs (default $STS_IMAGE)")
 	fs.DurationVar(&o.serverTimeout, "server-timeout", 5*time.Second, "time limit of each call to a table server")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "resources reconciled at once")
 	o.zap.BindFlags(fs)

@@ -1,24 +1,33 @@
 -- Argo CD health check for sts.tableserver.dev/SimpleTableServer.
 --
--- Healthy     the operator has seen the current spec (status.observedGeneration equals
---             metadata.generation) and the Ready condition is True.
--- Progressing the operator has not reported on the current spec yet, or Ready is Unknown or
---             absent, or Ready is False while the server starts (reason Starting, or the
---             Progressing condition True).
--- Degraded    the Degraded condition is True, or Ready is False for any other reason
---             (Unreachable, SourceMissing, ...).
+-- Progressing the operator has not reported on the current spec yet (status.observedGeneration
+--             or a condition's observedGeneration is behind metadata.generation), Reconciling
+--             is True (the pod rolls out or starts), or Ready is absent or Unknown.
+-- Degraded    Stalled is True (a missing source, a spec the server cannot run, a name taken by
+--             another object, a rollout past its deadline, a refused reload), or Ready is False
+--             with reason Unreachable (the pod is available but the server does not answer).
+-- Healthy     Ready is True. A source that changed under datasetUpdatePolicy Keep
+--             (DatasetsInSync False, reason SourceChanged) is drift, not a fault: still
+--             Healthy, with the drift in the message.
 --
 -- Argo CD runs custom health scripts with only the base, table, package and a reduced os
 -- library, so this script uses none of the string library.
 
 local hs = {}
 
+local generation = obj.metadata.generation
+
+-- condition returns the condition of that type, or nil when there is none or it was written
+-- for an older generation (it says nothing about the current spec then).
 local function condition(conditionType)
   if obj.status == nil or obj.status.conditions == nil then
     return nil
   end
   for _, c in ipairs(obj.status.conditions) do
     if c.type == conditionType then
+      if generation ~= nil and c.observedGeneration ~= nil and c.observedGeneration < generation then
+        return nil
+      end
       return c
     end
   end
@@ -40,7 +49,10 @@ local function describe(c, fallback)
   return fallback
 end
 
-local generation = obj.metadata.generation
+local function isTrue(c)
+  return c ~= nil and c.status == "True"
+end
+
 local observed = nil
 if obj.status ~= nil then
   observed = obj.status.observedGeneration
@@ -52,42 +64,43 @@ if generation ~= nil and (observed == nil or observed < generation) then
 end
 
 local ready = condition("Ready")
-local degraded = condition("Degraded")
-local progressing = condition("Progressing")
+local stalled = condition("Stalled")
+local reconciling = condition("Reconciling")
 
--- A condition written for an older generation says nothing about the current spec.
-if ready ~= nil and generation ~= nil and ready.observedGeneration ~= nil and ready.observedGeneration < generation then
-  hs.status = "Progressing"
-  hs.message = "Waiting for the Ready condition of generation " .. tostring(generation)
-  return hs
-end
-
-if degraded ~= nil and degraded.status == "True" then
+if isTrue(stalled) then
   hs.status = "Degraded"
-  hs.message = describe(degraded, "Degraded")
+  hs.message = describe(stalled, "Stalled")
   return hs
 end
 
-if ready == nil or ready.status == "Unknown" then
+if ready ~= nil and ready.status == "False" and ready.reason == "Unreachable" then
+  hs.status = "Degraded"
+  hs.message = describe(ready, "Unreachable")
+  return hs
+end
+
+if isTrue(reconciling) then
   hs.status = "Progressing"
-  hs.message = describe(ready, "Waiting for the table server")
+  hs.message = describe(reconciling, "Reconciling")
   return hs
 end
 
-if ready.status == "True" then
+if isTrue(ready) then
   hs.status = "Healthy"
   -- listCount and totalLines are omitted when zero.
   hs.message = "Serving " .. tostring(obj.status.listCount or 0) .. " lists, " ..
     tostring(obj.status.totalLines or 0) .. " lines"
+  local inSync = condition("DatasetsInSync")
+  if inSync ~= nil and inSync.status == "False" then
+    hs.message = hs.message .. "; " .. describe(inSync, "DatasetsInSync is False")
+  end
   return hs
 end
 
-if ready.reason == "Starting" or (progressing ~= nil and progressing.status == "True") then
-  hs.status = "Progressing"
-  hs.message = describe(ready, describe(progressing, "Progressing"))
-  return hs
+hs.status = "Progressing"
+if ready == nil and generation ~= nil then
+  hs.message = "Waiting for the Ready condition of generation " .. tostring(generation)
+else
+  hs.message = describe(ready, "Waiting for the table server")
 end
-
-hs.status = "Degraded"
-hs.message = describe(ready, "Not ready")
 return hs

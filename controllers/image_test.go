@@ -1,0 +1,89 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// TestAnUpgradedOperatorKeepsTheRunningImage: an operator with a new default image leaves a
+// running server alone; spec.image and the restartedAt annotation are the ways to move it.
+func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	key := client.ObjectKeyFromObject(sts)
+	deployment := func() *appsv1.Deployment {
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+		s.get(t, d)
+		return d
+	}
+	waitForImage := func(want string) {
+		t.Helper()
+		eventually(t, reconcileWait, func() error {
+			if got := runningImage(deployment()); got != want {
+				return fmt.Errorf("the Deployment runs %q, want %q", got, want)
+			}
+			return nil
+		})
+		cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+		if cur.Status.Image != want {
+			t.Errorf("status.image %q, want %q", cur.Status.Image, want)
+		}
+	}
+	update := func(change func(*stsv1alpha1.SimpleTableServer)) {
+		t.Helper()
+		eventually(t, reconcileWait, func() error {
+			cur := &stsv1alpha1.SimpleTableServer{}
+			if err := s.k8s.Get(context.Background(), key, cur); err != nil {
+				return err
+			}
+			change(cur)
+			return s.k8s.Update(context.Background(), cur)
+		})
+	}
+
+	// The same operator code with another default image, reconciling the running server.
+	before := deployment()
+	upgraded := *s.reconciler
+	upgraded.DefaultImage = "sts-operator:next"
+	for range 2 {
+		if _, err := upgraded.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := deployment(); after.ResourceVersion != before.ResourceVersion || runningImage(after) != testImage {
+		t.Fatalf("the upgrade rewrote the Deployment (resourceVersion %s -> %s, image %q)", before.ResourceVersion, after.ResourceVersion, runningImage(after))
+	}
+
+	update(func(cur *stsv1alpha1.SimpleTableServer) { cur.Spec.Image = "registry.example/sts:pinned" })
+	waitForImage("registry.example/sts:pinned")
+
+	// Clearing spec.image keeps what runs: the operator's default is not forced on it.
+	update(func(cur *stsv1alpha1.SimpleTableServer) { cur.Spec.Image = "" })
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	if cur.Generation != 3 {
+		t.Fatalf("generation %d after two spec changes", cur.Generation)
+	}
+	pinned := deployment()
+	time.Sleep(2 * time.Second) // two refresh intervals
+	if after := deployment(); after.Generation != pinned.Generation || runningImage(after) != "registry.example/sts:pinned" {
+		t.Fatalf("clearing spec.image moved the server to %q (generation %d -> %d)", runningImage(after), pinned.Generation, after.Generation)
+	}
+
+	// Asking for a restart moves it to the operator's default.
+	update(func(cur *stsv1alpha1.SimpleTableServer) {
+		cur.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
+	})
+	waitForImage(testImage)
+	if got := deployment().Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt]; got != "2026-11-29T10:00:00Z" {
+		t.Errorf("pod template restartedAt = %q", got)
+	}
+}

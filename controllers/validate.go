@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	"fmt"
+	"time"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+)
+
+// patternCheckTimeout is the match time limit javaregex.Compile requires; checking a pattern
+// matches nothing, so any positive value does.
+const patternCheckTimeout = time.Second
+
+// specProblems lists what in sts's spec the table server would refuse, found with the server's
+// own charset table, file-name rules and regular-expression engine, which the API server's
+// schema cannot run. The server would start without the affected lists or charsets; the
+// operator instead holds the Deployment back and says what to fix.
+func specProblems(sts *stsv1alpha1.SimpleTableServer) []string {
+	var problems []string
+	cs := sts.Spec.Server.Charsets
+	for _, c := range []struct{ field, name string }{
+		{"spec.server.charsets.read", cs.Read},
+		{"spec.server.charsets.write", cs.Write},
+		{"spec.server.charsets.response", cs.Response},
+	} {
+		if c.name == "" {
+			continue
+		}
+		if _, err := datafile.LookupCharset(c.name); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", c.field, err))
+		}
+	}
+	for i, ds := range sts.Spec.Datasets {
+		if err := datafile.ValidateName(ds.Name); err != nil {
+			problems = append(problems, fmt.Sprintf("spec.datasets[%d].name %q: %v", i, ds.Name, err))
+		}
+		if pvc := ds.PersistentVolumeClaim; pvc != nil && pvc.Match != "" {
+			if _, err := javaregex.Compile(pvc.Match, patternCheckTimeout); err != nil {
+				problems = append(problems, fmt.Sprintf("spec.datasets[%d].persistentVolumeClaim.match %q: %v", i, pvc.Match, err))
+			}
+		}
+	}
+	return problems
+}
