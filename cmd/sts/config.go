@@ -10,18 +10,32 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts"
+	"github.com/sts-operator/sts-operator/internal/sts/journal"
 )
 
 // settings is what the sts command runs with.
 type settings struct {
 	bind            string
 	server          sts.Config
+	state           stateSettings
 	properties      string // the properties file, if any
 	authTokenFile   string
 	logFormat       string
 	shutdownTimeout time.Duration
 	version         bool
 }
+
+// stateSettings are the durability flags; with an empty dir nothing is kept on disk.
+type stateSettings struct {
+	dir           string
+	policy        string // always or interval
+	interval      time.Duration
+	wait          bool
+	snapshotBytes int64
+}
+
+// fsyncPolicies are the values of --fsync-policy.
+var fsyncPolicies = map[string]journal.Policy{"always": journal.Always, "interval": journal.Interval}
 
 // envPrefix starts the environment variable of each flag: --dataset-dir is STS_DATASET_DIR.
 const envPrefix = "STS_"
@@ -50,7 +64,8 @@ var booleanProperties = map[string]bool{"add-timestamp": true, "init-files-regex
 // the environment (STS_<FLAG_NAME>), the properties file and the defaults. usage receives the
 // flags' help text.
 func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (*settings, error) {
-	s := &settings{bind: "0.0.0.0", server: sts.DefaultConfig(), logFormat: "text", shutdownTimeout: 10 * time.Second}
+	s := &settings{bind: "0.0.0.0", server: sts.DefaultConfig(), logFormat: "text", shutdownTimeout: 10 * time.Second,
+		state: stateSettings{policy: "always", interval: journal.DefaultInterval, snapshotBytes: journal.DefaultSnapshotBytes}}
 	fs := flag.NewFlagSet("sts", flag.ContinueOnError)
 	fs.SetOutput(usage)
 	c := &s.server
@@ -66,7 +81,18 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.StringVar(&s.properties, "properties", "", "a jmeter.properties file whose jmeterPlugin.sts.* keys are read")
 	fs.BoolVar(&c.AllowStop, "allow-stop", c.AllowStop, "let /sts/STOP stop the server")
 	fs.StringVar(&s.authTokenFile, "auth-token-file", "", "file holding the bearer token every /sts request must carry")
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", c.MaxBodyBytes, "largest request body accepted")
+	fs.Var(byteSizeFlag{&c.MaxBodyBytes}, "max-body-bytes", "largest request body accepted, in bytes (512Ki, 16Mi, ... accepted)")
+	fs.Int64Var(&c.Limits.MaxLinesPerList, "max-lines-per-list", 0, "most lines a list may hold (0: no limit)")
+	fs.Var(byteSizeFlag{&c.Limits.MaxTotalBytes}, "max-total-bytes", "most bytes the lines of all lists may hold together, e.g. 512Mi (0: no limit)")
+	fs.Var(byteSizeFlag{&c.Limits.MaxLineBytes}, "max-line-bytes", "longest line accepted, in bytes (0: no limit)")
+	fs.DurationVar(&c.MaxWait, "max-wait", c.MaxWait, "longest WAIT of a blocking read; a longer WAIT is shortened to it (0: reads never wait)")
+	fs.StringVar(&s.state.dir, "state-dir", "", "directory of the journal and snapshots that make the lists survive a restart (empty: lists live in memory only)")
+	fs.StringVar(&s.state.policy, "fsync-policy", s.state.policy, "with --state-dir, when a change is acknowledged: always (after its fsync) or interval (after its write; fsync every --fsync-interval)")
+	fs.DurationVar(&s.state.interval, "fsync-interval", s.state.interval, "fsync period of --fsync-policy interval")
+	fs.BoolVar(&s.state.wait, "state-dir-wait", false, "wait while another server holds --state-dir, instead of exiting")
+	fs.Var(byteSizeFlag{&s.state.snapshotBytes}, "snapshot-bytes", "bytes of journal after which a snapshot is written and the journal restarted")
+	fs.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the token of --auth-token-file too")
+	fs.IntVar(&c.MetricsMaxLists, "metrics-max-lists", c.MetricsMaxLists, "most lists with a sts_list_lines series of their own; the others are summed in sts_other_lists_lines")
 	fs.DurationVar(&c.RegexTimeout, "regex-timeout", c.RegexTimeout, "time limit of each regular-expression match")
 	fs.Var(loadsFlag{&c.Loads}, "load", "LIST=PATH: load the file at PATH into the list LIST at startup (repeatable; "+listSeparator+"-separated in the environment)")
 	fs.Var(loadDirsFlag{&c.LoadDirs}, "load-dir", "DIR=REGEX: load every file of DIR whose name fully matches REGEX under its name at startup (repeatable; "+listSeparator+"-separated in the environment)")
@@ -92,6 +118,9 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	if s.logFormat != "text" && s.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format %q: want text or json", s.logFormat)
 	}
+	if err := s.check(); err != nil {
+		return nil, err
+	}
 	if s.authTokenFile != "" {
 		token, err := os.ReadFile(s.authTokenFile)
 		if err != nil {
@@ -102,6 +131,38 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 		}
 	}
 	return s, nil
+}
+
+// check refuses values that parse but make no sense.
+func (s *settings) check() error {
+	c := &s.server
+	for _, v := range []struct {
+		flag  string
+		value int64
+	}{
+		{"max-lines-per-list", c.Limits.MaxLinesPerList},
+		{"max-total-bytes", c.Limits.MaxTotalBytes},
+		{"max-line-bytes", c.Limits.MaxLineBytes},
+		{"max-wait", int64(c.MaxWait)},
+		{"metrics-max-lists", int64(c.MetricsMaxLists)},
+	} {
+		if v.value < 0 {
+			return fmt.Errorf("--%s must not be negative", v.flag)
+		}
+	}
+	if c.MaxBodyBytes <= 0 {
+		return errors.New("--max-body-bytes must be positive")
+	}
+	if _, known := fsyncPolicies[s.state.policy]; !known {
+		return fmt.Errorf("--fsync-policy %q: want always or interval", s.state.policy)
+	}
+	if s.state.interval <= 0 {
+		return errors.New("--fsync-interval must be positive")
+	}
+	if s.state.snapshotBytes <= 0 {
+		return errors.New("--snapshot-bytes must be positive")
+	}
+	return nil
 }
 
 // applyEnvironment sets every flag not given on the command line from its environment variable.

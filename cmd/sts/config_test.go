@@ -116,9 +116,57 @@ func TestBadSettings(t *testing.T) {
 		"bad properties port": {args: []string{"--properties", writeTemp(t, "p", "jmeterPlugin.sts.port=abc")}},
 		"empty token file":    {args: []string{"--auth-token-file", writeTemp(t, "t", " \n")}},
 		"bad duration":        {args: []string{"--regex-timeout", "soon"}},
+		"bad fsync policy":    {args: []string{"--fsync-policy", "sometimes"}},
+		"zero fsync interval": {args: []string{"--fsync-interval", "0s"}},
+		"negative max wait":   {args: []string{"--max-wait", "-1s"}},
+		"negative lines":      {args: []string{"--max-lines-per-list", "-5"}},
+		"bad total bytes":     {env: map[string]string{"STS_MAX_TOTAL_BYTES": "lots"}},
+		"zero body bytes":     {args: []string{"--max-body-bytes", "0"}},
+		"zero snapshot bytes": {args: []string{"--snapshot-bytes", "0"}},
+		"negative max lists":  {args: []string{"--metrics-max-lists", "-1"}},
 	} {
 		if _, err := resolveSettings(tc.args, env(tc.env), io.Discard); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestProductionFlags checks the flags the operator passes, from the command line and from the
+// environment, and the sizes they accept.
+func TestProductionFlags(t *testing.T) {
+	args := []string{"--state-dir=/state", "--state-dir-wait", "--fsync-policy=interval", "--fsync-interval=250ms",
+		"--max-lines-per-list=1000", "--max-total-bytes=536870912", "--max-line-bytes=4Ki", "--max-wait=30s", "--metrics-auth"}
+	s, err := resolveSettings(args, env(map[string]string{"STS_METRICS_MAX_LISTS": "7", "STS_SNAPSHOT_BYTES": "1Mi", "STS_MAX_BODY_BYTES": "2Mi"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState := stateSettings{dir: "/state", policy: "interval", interval: 250 * time.Millisecond, wait: true, snapshotBytes: 1 << 20}
+	if s.state != wantState {
+		t.Errorf("state settings %+v, want %+v", s.state, wantState)
+	}
+	c := s.server
+	if c.Limits.MaxLinesPerList != 1000 || c.Limits.MaxTotalBytes != 512<<20 || c.Limits.MaxLineBytes != 4096 ||
+		c.MaxWait != 30*time.Second || !c.MetricsAuth || c.MetricsMaxLists != 7 || c.MaxBodyBytes != 2<<20 {
+		t.Errorf("server settings %+v", c)
+	}
+	s, err = resolveSettings(nil, env(map[string]string{"STS_STATE_DIR": "/s", "STS_MAX_TOTAL_BYTES": "512Mi"}), io.Discard)
+	if err != nil || s.state.dir != "/s" || s.state.policy != "always" || s.server.Limits.MaxTotalBytes != 512<<20 {
+		t.Errorf("from the environment: %+v, %v", s, err)
+	}
+}
+
+func TestByteSizes(t *testing.T) {
+	for in, want := range map[string]int64{
+		"0": 0, "1024": 1024, "512Mi": 512 << 20, "1Gi": 1 << 30, "1.5Ki": 1536, "100M": 100e6, "2k": 2000,
+		"0.5": 1, "1E": 1e18, "7Ei": 7 << 60, " 3Ki ": 3072,
+	} {
+		if got, err := parseByteSize(in); err != nil || got != want {
+			t.Errorf("parseByteSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "Mi", "-1", "+5", "1e3", "1/2", "abc", "5 Mi", "1.2.3", "8Ei", "99999999999999999999", "1KB", "."} {
+		if got, err := parseByteSize(in); err == nil {
+			t.Errorf("parseByteSize(%q) = %d, want an error", in, got)
 		}
 	}
 }

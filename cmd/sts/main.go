@@ -1,6 +1,8 @@
 // Command sts is the table server: a drop-in replacement for the JMeter "HTTP Simple Table
-// Server". It listens on --bind:--port, loads the startup lists, and serves until SIGTERM,
-// SIGINT or /sts/STOP, finishing the requests in flight. It never reads standard input.
+// Server". It listens on --bind:--port, restores its lists from --state-dir if it has one, loads
+// the startup lists, and serves until SIGTERM, SIGINT or /sts/STOP, then stops gracefully: it
+// fails its readiness check, refuses new commands, finishes the ones in flight, writes the
+// journal out and exits. It never reads standard input.
 package main
 
 import (
@@ -11,12 +13,15 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts"
+	"github.com/sts-operator/sts-operator/internal/sts/journal"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
@@ -54,9 +59,13 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, nil))
 }
 
-// serve runs the server until a signal or STOP, then shuts it down gracefully.
+// serve runs the server until a signal, STOP or a failure, then shuts it down gracefully. The
+// listener comes up first, so that /healthz answers while the state directory is awaited and
+// restored; /readyz and the commands wait for that and the startup loading.
 func serve(s *settings, log *slog.Logger) error {
-	srv, err := sts.NewServer(s.server, store.NewMemory(), log)
+	mem := store.NewMemory(store.WithLimits(s.server.Limits))
+	s.server.Durable = s.state.dir != ""
+	srv, err := sts.NewServer(s.server, mem, log)
 	if err != nil {
 		return err
 	}
@@ -68,27 +77,107 @@ func serve(s *settings, log *slog.Logger) error {
 	hs := srv.HTTPServer(addr)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("Listening", "address", ln.Addr().String(), "version", version.Version, "datasetDir", s.server.DatasetDir)
-	// Like the original, startup loading runs once the listener is up; /readyz says when it is done.
-	go srv.LoadAtStartup()
+	log.Info("Listening", "address", ln.Addr().String(), "version", version.Version, "datasetDir", s.server.DatasetDir, "stateDir", s.state.dir)
 
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
 	defer signal.Stop(signals)
-	select {
-	case sig := <-signals:
-		log.Info("Stopping", "signal", sig.String())
-	case <-srv.StopRequested():
-		log.Info("Stopping", "reason", "STOP command")
-	case err := <-served:
-		return err
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := hs.Shutdown(ctx); err != nil {
+	type startup struct {
+		j   *journal.Journal
+		err error
+	}
+	started := make(chan startup, 1)
+	go func() {
+		j, err := start(ctx, s, srv, mem, log)
+		started <- startup{j, err}
+	}()
+
+	var (
+		j       *journal.Journal
+		failed  <-chan struct{} // the journal's failure
+		failure error
+		pending = true // startup has not reported yet
+	)
+	for stopping := false; !stopping; {
+		select {
+		case sig := <-signals:
+			log.Info("Stopping", "signal", sig.String())
+			stopping = true
+		case <-srv.StopRequested():
+			log.Info("Stopping", "reason", "STOP command")
+			stopping = true
+		case err := <-served:
+			failure, stopping = err, true
+		case st := <-started:
+			pending = false
+			if st.err != nil {
+				failure, stopping = st.err, true
+			} else if j = st.j; j != nil {
+				failed = j.Failed()
+			}
+		case <-failed:
+			log.Error("Stopping", "reason", "the journal failed")
+			failure, stopping = errors.New("the journal failed; restart to restore the state from disk"), true
+		}
+	}
+	cancel() // ends a wait for the state directory
+	if pending {
+		if st := <-started; st.err == nil {
+			j = st.j
+		}
+	}
+	srv.Drain()
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.Background(), s.shutdownTimeout)
+	defer cancelShutdown()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
 		_ = hs.Close()
-		return fmt.Errorf("shutting down: %w", err)
+		failure = errors.Join(failure, fmt.Errorf("shutting down: %w", err))
+	}
+	if j != nil {
+		if err := j.Close(); err != nil {
+			failure = errors.Join(failure, fmt.Errorf("closing the journal: %w", err))
+		}
+	}
+	if failure != nil && !errors.Is(failure, http.ErrServerClosed) {
+		return failure
 	}
 	log.Info("Stopped")
 	return nil
+}
+
+// start restores the state, if there is a state directory, then loads the startup lists; the
+// server is then ready. The journal it returns records every later change.
+func start(ctx context.Context, s *settings, srv *sts.Server, mem *store.Memory, log *slog.Logger) (*journal.Journal, error) {
+	var j *journal.Journal
+	if s.state.dir != "" {
+		began := time.Now()
+		var err error
+		j, err = journal.Open(ctx, s.state.dir, mem, journal.Options{
+			Policy:        fsyncPolicies[s.state.policy],
+			Interval:      s.state.interval,
+			SnapshotBytes: s.state.snapshotBytes,
+			WaitForLock:   s.state.wait,
+			ObserveSync:   srv.Metrics().ObserveFsync,
+			Log:           log,
+		})
+		var locked *journal.LockedError
+		if errors.As(err, &locked) {
+			return nil, fmt.Errorf("%w; stop it first, or start with --state-dir-wait to wait for it", err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("restoring the state: %w", err)
+		}
+		srv.Metrics().WatchJournal(j.Size)
+		lines := 0
+		lists := mem.Lengths()
+		for _, l := range lists {
+			lines += l.Length
+		}
+		log.Info("Restored state", "dir", s.state.dir, "lists", len(lists), "lines", lines, "fsyncPolicy", s.state.policy,
+			"duration", time.Since(began).Round(time.Millisecond))
+	}
+	srv.LoadAtStartup()
+	return j, nil
 }

@@ -72,3 +72,27 @@ func TestHealth(t *testing.T) {
 		t.Errorf("/healthz: %d", a.status)
 	}
 }
+
+// TestWrongTokensLoseNothing sends wrong tokens with every kind of change: each is refused with
+// 401 and a KO body, and nothing changes.
+func TestWrongTokensLoseNothing(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.AuthToken = "right-token" })
+	ts.expect(t, "/sts/ADD?FILENAME=l&LINE=a&TOKEN=right-token", okBody(""))
+	for _, r := range []struct{ method, target, body string }{
+		{"GET", "/sts/READ?FILENAME=l&KEEP=FALSE&TOKEN=right-toke", ""},
+		{"GET", "/sts/READ?FILENAME=l&KEEP=FALSE&TOKEN=right-token%20", ""},
+		{"GET", "/sts/READ?FILENAME=l&KEEP=FALSE&WAIT=1000&TOKEN=RIGHT-TOKEN", ""},
+		{"GET", "/sts/RESET?FILENAME=l&TOKEN=", ""},
+		{"POST", "/sts/LOAD?FILENAME=l&TOKEN=wrong", "x\ny\n"},
+		{"POST", "/sts/LOAD?FILENAME=l", "TOKEN=right-token"}, // a LOAD body is the file, not a form
+		{"GET", "/sts/INITFILE?FILENAME=l&TOKEN=right-token-and-more", ""},
+	} {
+		a := ts.do(t, r.method, r.target, "text/plain", r.body)
+		if a.status != http.StatusUnauthorized || a.body != koBody("Unauthorized") {
+			t.Errorf("%s %s: %d %q", r.method, r.target, a.status, a.body)
+		}
+	}
+	if got := ts.lines(t, "l"); len(got) != 1 || got[0] != "a" {
+		t.Errorf("the list after refused requests: %q", got)
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/journal"
 )
 
 // benchConns is the number of concurrent keep-alive connections, as a JMeter plan with 64
@@ -177,4 +179,35 @@ func BenchmarkInitFile(b *testing.B) {
 	if peakReset && rssBefore > 0 && peak > 0 {
 		b.ReportMetric(float64((peak-rssBefore)<<10)/float64(size), "peak-rss-x-file")
 	}
+}
+
+// BenchmarkReadDrainJournalVsMemory compares READ KEEP=FALSE over 64 keep-alive connections on a
+// server that records every change in a journal (fsync policy always, group commit) with the same
+// server without a journal, in the same run. The metric "ratio" is the journaled throughput over
+// the other (target ≥ 0.5); "reads/fsync", how many reads one fsync acknowledged on average.
+func BenchmarkReadDrainJournalVsMemory(b *testing.B) {
+	n := max(b.N, 5000)
+	const rounds = 3
+	journaled := startJournaledServer(b, b.TempDir(), journal.Options{Policy: journal.Always})
+	journaled.srv.LoadAtStartup()
+	memory := startServer(b)
+	bodyLen := len(okBody(strings.Repeat("0", 20)))
+	for _, ts := range []*testServer{journaled, memory} {
+		writeLines(b, ts.dir, "l.txt", rounds*n, 20)
+		ts.expect(b, "/sts/INITFILE?FILENAME=l.txt", okBody(strconv.Itoa(rounds*n)))
+	}
+	client := keepAliveClient(benchConns)
+	b.ResetTimer()
+	var withJournal, without float64
+	for range rounds { // alternate to spread any drift of the shared machine over both
+		without += requestsPerSecond(b, client, memory.base+"/sts/READ?FILENAME=l.txt&KEEP=FALSE", n, bodyLen)
+		withJournal += requestsPerSecond(b, client, journaled.base+"/sts/READ?FILENAME=l.txt&KEEP=FALSE", n, bodyLen)
+	}
+	b.StopTimer()
+	m := journaled.scrape(b)
+	fsyncs, _ := value(m, "sts_journal_fsync_duration_seconds")
+	b.ReportMetric(withJournal/rounds, "journal-req/s")
+	b.ReportMetric(without/rounds, "memory-req/s")
+	b.ReportMetric(withJournal/without, "ratio")
+	b.ReportMetric(float64(rounds*n)/fsyncs, "reads/fsync")
 }

@@ -1,10 +1,13 @@
 package sts
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
@@ -32,11 +35,22 @@ var (
 
 // listToRead checks the first steps shared by READ, READMULTI and FIND: FILENAME present, the
 // list loaded and not empty. The emptiness check comes before any other parameter is validated.
-func (s *Server) listToRead(command string, params map[string]string) (string, *reply) {
+//
+// With the WAIT parameter (our extension) it parses WAIT instead of looking at the list: the
+// command checks all its parameters first, then the store waits for lines that are not there.
+func (s *Server) listToRead(command string, params map[string]string) (string, time.Duration, *reply) {
 	name, present := params["FILENAME"]
 	if !present {
 		rep := koMissing(command, "FILENAME")
-		return "", &rep
+		return "", 0, &rep
+	}
+	if raw, waits := params["WAIT"]; waits {
+		wait, ok := s.parseWait(raw)
+		if !ok {
+			rep := koInvalid(command, fmt.Sprintf("WAIT value has to be a number of milliseconds from 0 to %d !", maxWaitMillis))
+			return "", 0, &rep
+		}
+		return name, wait, nil
 	}
 	n, err := s.store.Length(name)
 	if err == nil && n == 0 {
@@ -44,9 +58,25 @@ func (s *Server) listToRead(command string, params map[string]string) (string, *
 	}
 	if err != nil {
 		rep := storeFailure(command, name, err)
-		return "", &rep
+		return "", 0, &rep
 	}
-	return name, nil
+	return name, 0, nil
+}
+
+// maxWaitMillis is the largest WAIT accepted: Java's largest int, as for NB_LINES.
+const maxWaitMillis = 1<<31 - 1
+
+// parseWait reads WAIT, decimal milliseconds, and caps it at Config.MaxWait (a longer wait is
+// shortened, not refused, so that a plan keeps working on a server with a lower cap).
+func (s *Server) parseWait(raw string) (time.Duration, bool) {
+	if raw == "" || strings.TrimLeft(raw, "0123456789") != "" {
+		return 0, false
+	}
+	ms, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || ms > maxWaitMillis {
+		return 0, false
+	}
+	return min(time.Duration(ms)*time.Millisecond, s.cfg.MaxWait), true
 }
 
 // readOptions parses READ_MODE and KEEP, shared by READ and READMULTI.
@@ -65,7 +95,7 @@ func readOptions(command string, params map[string]string) (store.Position, bool
 }
 
 func (s *Server) read(req *request) reply {
-	name, fail := s.listToRead(cmdRead, req.params)
+	name, wait, fail := s.listToRead(cmdRead, req.params)
 	if fail != nil {
 		return *fail
 	}
@@ -73,7 +103,7 @@ func (s *Server) read(req *request) reply {
 	if fail != nil {
 		return *fail
 	}
-	lines, err := s.store.Read(name, pos, 1, keep)
+	lines, err := s.store.Read(req.ctx, name, pos, 1, keep, wait)
 	if err != nil {
 		return storeFailure(cmdRead, name, err)
 	}
@@ -81,7 +111,7 @@ func (s *Server) read(req *request) reply {
 }
 
 func (s *Server) readMulti(req *request) reply {
-	name, fail := s.listToRead(cmdReadMulti, req.params)
+	name, wait, fail := s.listToRead(cmdReadMulti, req.params)
 	if fail != nil {
 		return *fail
 	}
@@ -100,7 +130,7 @@ func (s *Server) readMulti(req *request) reply {
 	if n < 1 {
 		return koInvalid(cmdReadMulti, "Parameter NB_LINES must be greater or equals than 1 : "+raw+" !")
 	}
-	lines, err := s.store.Read(name, pos, int(n), keep)
+	lines, err := s.store.Read(req.ctx, name, pos, int(n), keep, wait)
 	if err != nil {
 		return storeFailure(cmdReadMulti, name, err)
 	}
@@ -110,7 +140,7 @@ func (s *Server) readMulti(req *request) reply {
 var findModes = map[string]string{"SUBSTRING": "SUBSTRING", "EQUALS": "EQUALS", "REGEX_FIND": "REGEX_FIND", "REGEX_MATCH": "REGEX_MATCH"}
 
 func (s *Server) find(req *request) reply {
-	name, fail := s.listToRead(cmdFind, req.params)
+	name, wait, fail := s.listToRead(cmdFind, req.params)
 	if fail != nil {
 		return *fail
 	}
@@ -130,7 +160,7 @@ func (s *Server) find(req *request) reply {
 	if err != nil {
 		return ko(cmdFind, http.StatusBadRequest, reasonRegex, "Regex compile error !")
 	}
-	found, err := s.store.Find(name, match, keep)
+	found, err := s.store.Find(req.ctx, name, match, keep, wait)
 	if err != nil {
 		return storeFailure(cmdFind, name, err)
 	}
@@ -167,18 +197,26 @@ func (s *Server) add(req *request) reply {
 	}
 	pos, ok := enumParam(req.params, "ADD_MODE", store.First, addModes)
 	if !ok {
-		s.store.Ensure(name) // the original creates the list before it validates the mode
-		return koInvalid(cmdAdd, "ADD_MODE value has to be FIRST or LAST !")
+		// The original creates the list before it validates the mode.
+		return s.ensureThen(name, koInvalid(cmdAdd, "ADD_MODE value has to be FIRST or LAST !"))
 	}
 	unique, ok := enumParam(req.params, "UNIQUE", false, trueOrFalse)
 	if !ok {
-		s.store.Ensure(name)
-		return koInvalid(cmdAdd, "UNIQUE value has to be TRUE or FALSE !")
+		return s.ensureThen(name, koInvalid(cmdAdd, "UNIQUE value has to be TRUE or FALSE !"))
 	}
 	if err := s.store.Add(name, line, pos, unique); err != nil {
 		return storeFailure(cmdAdd, name, err)
 	}
 	return okReply(cmdAdd)
+}
+
+// ensureThen creates the list of a failed ADD, as the original does, and answers rep unless the
+// creation itself failed.
+func (s *Server) ensureThen(name string, rep reply) reply {
+	if err := s.store.Ensure(name); err != nil {
+		return storeFailure(cmdAdd, name, err)
+	}
+	return rep
 }
 
 func (s *Server) length(req *request) reply {
@@ -202,13 +240,17 @@ func (s *Server) reset(req *request) reply {
 	if !present {
 		return koMissing(cmdReset, "FILENAME")
 	}
-	s.store.Reset(name)
+	if _, err := s.store.Reset(name); err != nil {
+		return storeFailure(cmdReset, name, err)
+	}
 	return okReply(cmdReset)
 }
 
-// storeFailure turns a store error into the original's KO.
+// storeFailure turns a store error into the original's KO, or for our extensions into a KO of
+// their own.
 func storeFailure(command, name string, err error) reply {
 	var short *store.ShortListError
+	var limit *store.LimitError
 	switch {
 	case errors.Is(err, store.ErrNotLoaded):
 		return koNotLoaded(command, name)
@@ -225,6 +267,13 @@ func storeFailure(command, name string, err error) reply {
 		return ko(command, http.StatusBadRequest, reasonRegexTimeout, "Regex evaluation timed out !")
 	case errors.Is(err, javaregex.ErrTooComplex):
 		return ko(command, http.StatusBadRequest, reasonRegexTooComplex, "Regex needs too much backtracking !")
+	case errors.As(err, &limit):
+		return koLimit(command, limit.Limit, limit.Max)
+	case errors.Is(err, store.ErrNotRecorded):
+		// The journal's error names the state directory: it is logged by the journal, not shown.
+		return ko(command, http.StatusServiceUnavailable, reasonNotRecorded, "The change could not be recorded, it may be lost !")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return ko(command, http.StatusServiceUnavailable, reasonUnavailable, "Request cancelled !")
 	}
 	return ko(command, http.StatusInternalServerError, reasonIO, err.Error())
 }

@@ -315,7 +315,7 @@ func TestHelp(t *testing.T) {
 	ts := startServer(t)
 	for _, target := range []string{"/sts", "/sts/", "/sts?x=1"} {
 		body := ts.get(t, target)
-		for _, want := range []string{"INITFILE", "READMULTI", "FIND", "SAVE", "STOP", "LOAD", "EXPORT", "FORMAT=JSON", "version"} {
+		for _, want := range []string{"INITFILE", "READMULTI", "FIND", "SAVE", "STOP", "LOAD", "EXPORT", "FORMAT=JSON", "WAIT=", "/metrics", "--state-dir", "version"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s: the help page does not mention %s", target, want)
 			}

@@ -1,6 +1,10 @@
 package sts
 
-import "time"
+import (
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
 
 // Config is the table server's configuration. Start from DefaultConfig: the zero value of the
 // boolean fields is not the original's default.
@@ -31,6 +35,21 @@ type Config struct {
 	AuthToken string
 	// MaxBodyBytes limits request bodies; a larger one is answered with HTTP 413.
 	MaxBodyBytes int64
+	// Limits are the store's (the store enforces them); the server also refuses an INITFILE or
+	// startup file larger than Limits.MaxTotalBytes before reading it.
+	Limits store.Limits
+	// MaxWait caps the WAIT of a blocking read: a longer one waits MaxWait. Zero turns waiting
+	// off (WAIT is then still checked, but never waits).
+	MaxWait time.Duration
+	// Durable says that the store is restored from a state directory: commands are refused
+	// (HTTP 503) until LoadAtStartup has run, and startup loading fills only the lists that the
+	// restored state does not have, so that a restarted server goes on where it stopped.
+	Durable bool
+	// MetricsAuth makes /metrics ask for the AuthToken like the commands; health endpoints
+	// never do.
+	MetricsAuth bool
+	// MetricsMaxLists is the most lists that get a series of their own in sts_list_lines.
+	MetricsMaxLists int
 	// RegexTimeout bounds each regular-expression match of FIND and of startup loading.
 	RegexTimeout time.Duration
 	// ReadHeaderTimeout, ReadTimeout and IdleTimeout drop clients that send their request head,
@@ -55,6 +74,8 @@ type LoadDir struct {
 const (
 	DefaultPort              = 9191
 	DefaultMaxBodyBytes      = 16 << 20
+	DefaultMaxWait           = time.Minute
+	DefaultMetricsMaxLists   = 100
 	DefaultRegexTimeout      = time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 2 * time.Minute
@@ -76,6 +97,8 @@ func DefaultConfig() Config {
 		CharsetResponse:   "UTF-8",
 		AllowStop:         true,
 		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MaxWait:           DefaultMaxWait,
+		MetricsMaxLists:   DefaultMetricsMaxLists,
 		RegexTimeout:      DefaultRegexTimeout,
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
 		ReadTimeout:       DefaultReadTimeout,

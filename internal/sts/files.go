@@ -25,15 +25,20 @@ func (s *Server) initFileNamed(name string) reply {
 	if err := datafile.ValidateName(name); err != nil {
 		return nameFailure(cmdInitFile, err)
 	}
-	lines, err := datafile.ReadLines(s.cfg.DatasetDir, name, s.charset.read)
-	if errors.Is(err, datafile.ErrFileNotFound) {
+	lines, err := datafile.ReadLines(s.cfg.DatasetDir, name, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+	var tooLarge *datafile.TooLargeError
+	switch {
+	case errors.Is(err, datafile.ErrFileNotFound):
 		return ko(cmdInitFile, http.StatusNotFound, reasonFileNotFound, "file not found !")
-	}
-	if err != nil {
+	case errors.As(err, &tooLarge):
+		return koLimit(cmdInitFile, store.LimitTotalBytes, tooLarge.Max)
+	case err != nil:
 		return ko(cmdInitFile, http.StatusInternalServerError, reasonIO, err.Error())
 	}
 	n := len(lines)
-	s.store.Replace(name, lines)
+	if err := s.store.Replace(name, lines); err != nil {
+		return storeFailure(cmdInitFile, name, err)
+	}
 	return okLength(cmdInitFile, n)
 }
 
@@ -76,8 +81,9 @@ var loadModes = map[string]string{"REPLACE": "REPLACE", "FIRST": "FIRST", "LAST"
 
 // load is the bulk-load extension: POST /sts/LOAD?FILENAME=<list>&MODE=REPLACE|FIRST|LAST with a
 // whole file as the body, decoded with the read charset and split like INITFILE splits a file.
-// FIRST puts the file's lines before the list's, in file order; LAST after them. Like ADD, it
-// accepts any list name, since no file is named.
+// FIRST puts the file's lines before the list's, in file order; LAST after them. The lines go in
+// as one change, all or nothing, within the limits. Like ADD, it accepts any list name, since no
+// file is named.
 func (s *Server) load(req *request) reply {
 	name, present := req.params["FILENAME"]
 	if !present {
@@ -89,19 +95,17 @@ func (s *Server) load(req *request) reply {
 	}
 	lines := datafile.SplitLines(s.charset.read.Decode(string(req.body)))
 	n := len(lines)
+	var err error
 	switch mode {
 	case "REPLACE":
-		s.store.Replace(name, lines)
+		err = s.store.Replace(name, lines)
 	case "FIRST":
-		s.store.Ensure(name)
-		for i := n - 1; i >= 0; i-- {
-			_ = s.store.Add(name, lines[i], store.First, false) // only unique adds fail
-		}
+		err = s.store.Insert(name, lines, store.First)
 	case "LAST":
-		s.store.Ensure(name)
-		for _, line := range lines {
-			_ = s.store.Add(name, line, store.Last, false)
-		}
+		err = s.store.Insert(name, lines, store.Last)
+	}
+	if err != nil {
+		return storeFailure(cmdLoad, name, err)
 	}
 	return okLength(cmdLoad, n)
 }

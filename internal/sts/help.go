@@ -70,7 +70,17 @@ POST {BASE}/LOAD?FILENAME=logins.csv&amp;MODE=LAST with the file as the body</p>
 {BASE}/EXPORT?FILENAME=logins.csv</p>
 <p><b>Authentication</b>: when the server has a token, send <code>Authorization: Bearer &lt;token&gt;</code>
 or the parameter TOKEN=&lt;token&gt;.</p>
-<p><b>Health</b>: /healthz answers ok while the process runs; /readyz once the startup files are loaded.</p>
+<p><b>Blocking reads</b>: READ, READMULTI and FIND accept WAIT=&lt;milliseconds&gt;: instead of answering
+"No more line" (or "Not find", or too few lines) at once, the command waits up to that long for the
+lines to arrive (ADD, LOAD, INITFILE), waiting reads being served in arrival order. The server caps
+the wait (--max-wait). With WAIT, every parameter is checked before the wait.<br>
+{BASE}/READ?FILENAME=queue.csv&amp;KEEP=FALSE&amp;WAIT=5000</p>
+<p><b>Limits</b>: a change that would pass --max-lines-per-list, --max-total-bytes or --max-line-bytes
+is refused with <code>Limit exceeded: &lt;limit&gt;=&lt;value&gt;</code> and changes nothing.</p>
+<p><b>Durability</b>: with --state-dir, every change is in a journal on disk before it is answered,
+and a restarted server goes on with the same lists.</p>
+<p><b>Health and metrics</b>: /healthz answers ok while the process runs; /readyz once the state is
+restored and the startup files are loaded; /metrics in the Prometheus format.</p>
 <p><b>Startup loading</b>: the options --init-files (a comma list of files, or a regular expression
 with --init-files-regex), --load LIST=PATH and --load-dir DIR=REGEX load lists before /readyz is ok.</p>
 </body></html>

@@ -3,6 +3,7 @@ package sts
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/sts/journal"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -26,13 +28,14 @@ func koBody(m string) string {
 
 // testServer is a table server listening on a loopback port, with its dataset directory.
 type testServer struct {
-	srv   *Server
-	store *store.Memory
-	addr  string // host:port
-	base  string // http://host:port
-	dir   string
-	cfg   Config
-	log   *lockedBuffer // what the server logged
+	srv     *Server
+	store   *store.Memory
+	journal *journal.Journal // nil unless started by startJournaledServer
+	addr    string           // host:port
+	base    string           // http://host:port
+	dir     string
+	cfg     Config
+	log     *lockedBuffer // what the server logged
 }
 
 // lockedBuffer collects log output written from the server's goroutines.
@@ -53,29 +56,66 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// startServer starts a server with a fresh dataset directory; options adjust the configuration.
-func startServer(t testing.TB, options ...func(*Config)) *testServer {
+// testConfig is the default configuration with a fresh dataset directory, adjusted by options.
+func testConfig(t testing.TB, options ...func(*Config)) Config {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DatasetDir = t.TempDir()
 	for _, o := range options {
 		o(&cfg)
 	}
-	st := store.NewMemory()
+	return cfg
+}
+
+// startServer starts a server with a fresh dataset directory; options adjust the configuration.
+func startServer(t testing.TB, options ...func(*Config)) *testServer {
+	t.Helper()
+	ts := newTestServer(t, testConfig(t, options...))
+	ts.listen(t)
+	return ts
+}
+
+// startJournaledServer starts a server whose store is restored from, and recorded in, a journal
+// in stateDir, as the sts command does with --state-dir. It is ready once LoadAtStartup has run.
+func startJournaledServer(t testing.TB, stateDir string, opts journal.Options, options ...func(*Config)) *testServer {
+	t.Helper()
+	ts := newTestServer(t, testConfig(t, append([]func(*Config){func(c *Config) { c.Durable = true }}, options...)...))
+	opts.ObserveSync = ts.srv.Metrics().ObserveFsync
+	j, err := journal.Open(context.Background(), stateDir, ts.store, opts)
+	if err != nil {
+		t.Fatalf("journal.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	ts.srv.Metrics().WatchJournal(j.Size)
+	ts.journal = j
+	ts.listen(t)
+	return ts
+}
+
+// newTestServer makes the server of cfg, with a store within its limits.
+func newTestServer(t testing.TB, cfg Config) *testServer {
+	t.Helper()
+	st := store.NewMemory(store.WithLimits(cfg.Limits))
 	log := &lockedBuffer{}
 	srv, err := NewServer(cfg, st, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
+	return &testServer{srv: srv, store: st, dir: cfg.DatasetDir, cfg: cfg, log: log}
+}
+
+// listen serves ts on a loopback port until the end of the test.
+func (ts *testServer) listen(t testing.TB) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := srv.HTTPServer("")
+	hs := ts.srv.HTTPServer("")
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { _ = hs.Close() })
-	addr := ln.Addr().String()
-	return &testServer{srv: srv, store: st, addr: addr, base: "http://" + addr, dir: cfg.DatasetDir, cfg: cfg, log: log}
+	ts.addr = ln.Addr().String()
+	ts.base = "http://" + ts.addr
 }
 
 // answer is an HTTP response with its body read.

@@ -19,9 +19,12 @@ import (
 //	config            CONFIG: the settings under the original's keys
 //	error, reason     on failure: the original's message and one word for programs
 //
-// The HTTP status says the outcome too: 200 OK; 400 missing or invalid parameter, regex error;
-// 401 bad token; 403 STOP disabled; 404 unknown list, empty list, not enough lines, no match,
-// unknown command, file not found; 409 duplicate on UNIQUE; 413 body too large; 500 I/O error.
+// The HTTP status says the outcome too: 200 OK; 400 missing or invalid parameter (WAIT
+// included), regex error; 401 bad token; 403 STOP disabled; 404 unknown list, empty list, not
+// enough lines, no match, unknown command, file not found; 409 duplicate on UNIQUE; 413 body too
+// large, or a line over --max-line-bytes; 500 I/O error; 503 server starting or stopping, or a
+// change the journal could not record; 507 a list or the store full (--max-lines-per-list,
+// --max-total-bytes).
 type jsonAnswer struct {
 	OK      bool              `json:"ok"`
 	Command string            `json:"command"`

@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -73,6 +74,9 @@ const (
 	reasonUnauthorized     = "unauthorized"
 	reasonBadRequest       = "bad_request"
 	reasonTooLarge         = "too_large"
+	reasonLimit            = "limit_exceeded"
+	reasonNotRecorded      = "not_recorded"
+	reasonUnavailable      = "unavailable"
 )
 
 func okReply(command string) reply { return reply{command: command} }
@@ -99,6 +103,16 @@ func koNotLoaded(command, list string) reply {
 
 func koEmpty(command string) reply {
 	return ko(command, http.StatusNotFound, reasonEmpty, "No more line !")
+}
+
+// koLimit refuses a change that would go over the limit named like its flag. A request too big by
+// itself is 413 in the JSON form; a list or store that is full, 507.
+func koLimit(command, limit string, max int64) reply {
+	status := http.StatusInsufficientStorage
+	if limit == store.LimitLineBytes {
+		status = http.StatusRequestEntityTooLarge
+	}
+	return ko(command, status, reasonLimit, fmt.Sprintf("Limit exceeded: %s=%d !", limit, max))
 }
 
 func koUnknownCommand(command string) reply {

@@ -2,6 +2,7 @@ package sts
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 
 // request is an HTTP request as the original understands it.
 type request struct {
+	ctx    context.Context   // ends when the client goes away
 	method string            // upper case, one of the six methods the original knows
 	path   string            // percent-decoded with Java's rules ('+' is a space even here)
 	params map[string]string // query parameters, with the form body's over them for POST
@@ -51,7 +53,7 @@ const loadPath = commandPrefix + cmdLoad
 // parts itself; Go's own decoding differs ('+', invalid UTF-8).
 func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request, method string) (*request, *requestError) {
 	rawPath, rawQuery, _ := strings.Cut(r.RequestURI, "?")
-	req := &request{method: method, params: make(map[string]string, 4)}
+	req := &request{ctx: r.Context(), method: method, params: make(map[string]string, 4)}
 	// The original decodes the query before the path; either failure is a 400.
 	if err := parseQuery(rawQuery, req.params); err != nil {
 		return nil, &requestError{status: http.StatusBadRequest, message: err.Error()}

@@ -2,7 +2,8 @@
 // Simple Table Server" (see the protocol description in the README). It parses requests with the
 // original's rules, runs the commands against a store.Store, and answers with the original's
 // HTML bodies byte for byte, or with the JSON form when a client opts in. It also loads lists at
-// startup, and serves the health endpoints, authentication and bulk load/export extensions.
+// startup, and serves the health and metrics endpoints, authentication, blocking reads and the
+// bulk load/export extensions.
 package sts
 
 import (
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/metrics"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -23,16 +25,26 @@ type Server struct {
 	cfg     Config
 	store   store.Store
 	log     *slog.Logger
+	metrics *metrics.Metrics
 	charset struct{ read, write, response datafile.Charset }
 	// htmlContentType is the Content-Type of every HTML answer, built once.
 	htmlContentType []string
 	now             func() time.Time // SAVE's timestamp clock
 
-	ready    atomic.Bool
+	phase    atomic.Int32    // starting, serving or stopping
+	restored map[string]bool // the lists a restored state had when startup loading began
 	stop     chan struct{}
 	stopOnce sync.Once
 	handler  http.Handler
 }
+
+// The phases of a server's life. /readyz answers 200 only while serving. Commands run while
+// serving, and while starting unless the store is being restored (Config.Durable).
+const (
+	phaseStarting int32 = iota
+	phaseServing
+	phaseStopping
+)
 
 // NewServer returns a server for cfg that keeps its lists in st. It fails on an unknown charset.
 func NewServer(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
@@ -53,12 +65,17 @@ func NewServer(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
 		*c.into = cs
 	}
 	s.htmlContentType = []string{"text/html; charset=" + cfg.CharsetResponse}
+	s.metrics = metrics.New(st, cfg.MetricsMaxLists)
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil
 }
 
-// Handler returns the HTTP handler of the protocol, the health endpoints and the extensions.
+// Handler returns the HTTP handler of the protocol, the health and metrics endpoints and the
+// extensions.
 func (s *Server) Handler() http.Handler { return s.handler }
+
+// Metrics returns the server's metrics, to which a journal reports its fsyncs and size.
+func (s *Server) Metrics() *metrics.Metrics { return s.metrics }
 
 // StopRequested is closed once a client has been answered OK to /sts/STOP; the process should
 // then shut down gracefully.
@@ -66,26 +83,38 @@ func (s *Server) StopRequested() <-chan struct{} { return s.stop }
 
 func (s *Server) requestStop() { s.stopOnce.Do(func() { close(s.stop) }) }
 
+// Drain begins a graceful stop: /readyz fails, new commands are refused with HTTP 503, and
+// waiting reads answer at once as if their wait had ended. Commands already running finish; the
+// caller then shuts the HTTP server down, which waits for them.
+func (s *Server) Drain() {
+	s.phase.Store(phaseStopping)
+	s.store.EndWaits()
+}
+
 // Paths outside the original's protocol.
 const (
-	healthPath = "/healthz"
-	readyPath  = "/readyz"
+	healthPath  = "/healthz"
+	readyPath   = "/readyz"
+	metricsPath = "/metrics"
 )
 
-// serveHTTP handles the health endpoints, then runs a request the way the original does: the
-// method check, the decoding of the target and body, then (our extension) the token check, the
-// command, and the answer in the form the client asked for.
+// serveHTTP handles the health and metrics endpoints, then runs a request the way the original
+// does: the method check, the decoding of the target and body, then (our extensions) the token
+// check, the server's phase, the command, and the answer in the form the client asked for.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case healthPath:
 		writePlain(w, http.StatusOK, "ok")
 		return
 	case readyPath:
-		if s.ready.Load() {
+		if s.phase.Load() == phaseServing {
 			writePlain(w, http.StatusOK, "ok")
 		} else {
 			writePlain(w, http.StatusServiceUnavailable, "not ready")
 		}
+		return
+	case metricsPath:
+		s.serveMetrics(w, r)
 		return
 	}
 	method := normalizeMethod(r.Method)
@@ -98,15 +127,68 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeRequestError(w, r, err)
 		return
 	}
+	command := strings.TrimPrefix(req.path, commandPrefix)
 	if !s.authorized(r, req.params) {
-		w.Header().Set("WWW-Authenticate", "Bearer")
-		command := strings.TrimPrefix(req.path, commandPrefix)
-		s.write(w, req, ko(command, http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"), http.StatusUnauthorized)
+		s.refuse(w, req, ko(command, http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"))
 		return
 	}
+	if rep, refused := s.unavailable(command); refused {
+		s.refuse(w, req, rep)
+		return
+	}
+	if _, waits := req.params["WAIT"]; waits {
+		// net/http cancels a request whose read deadline passes: none while a read waits.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
+	start := time.Now()
 	rep := s.dispatch(req)
 	s.write(w, req, rep, http.StatusOK)
+	s.metrics.ObserveCommand(metricName(rep.command), rep.fail == nil, time.Since(start))
 	if rep.command == cmdStop && rep.fail == nil {
 		s.requestStop()
 	}
+}
+
+// unavailable returns the refusal of a command that arrives while the server cannot take it.
+func (s *Server) unavailable(command string) (reply, bool) {
+	switch s.phase.Load() {
+	case phaseStarting:
+		if s.cfg.Durable {
+			return ko(command, http.StatusServiceUnavailable, reasonUnavailable, "Server is starting, retry later !"), true
+		}
+	case phaseStopping:
+		return ko(command, http.StatusServiceUnavailable, reasonUnavailable, "Server is stopping !"), true
+	}
+	return reply{}, false
+}
+
+// refuse answers a request that is not run with the HTTP status of its failure, in both forms:
+// unlike a command's KO, which the original answers 200, these are the transport's answers.
+func (s *Server) refuse(w http.ResponseWriter, req *request, rep reply) {
+	if rep.fail.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+	}
+	s.write(w, req, rep, rep.fail.status)
+}
+
+// serveMetrics serves /metrics, behind the token when Config.MetricsAuth says so.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	params := map[string]string{}
+	if token, present := r.URL.Query()["TOKEN"]; present {
+		params["TOKEN"] = token[len(token)-1]
+	}
+	if s.cfg.MetricsAuth && !s.authorized(r, params) {
+		s.refuse(w, &request{json: wantsJSON(r, nil)}, ko("metrics", http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"))
+		return
+	}
+	s.metrics.Handler().ServeHTTP(w, r)
+}
+
+// metricName is the command label of the metrics: the command, or UNKNOWN for any other path,
+// so that clients cannot make up label values.
+func metricName(command string) string {
+	if _, known := routes[command]; known || command == cmdHelp {
+		return command
+	}
+	return "UNKNOWN"
 }

@@ -12,11 +12,21 @@ import (
 // LoadAtStartup loads the lists the configuration names, in this order: InitFiles (the
 // original's initFileAtStartup), then LoadDirs, then Loads, so that a later source replaces an
 // earlier list of the same name. Each load is logged with its line count; a failure is logged
-// and skipped. Afterwards /readyz answers 200. Call it once the listener is up, as the original
-// does.
+// and skipped. With Config.Durable, a source whose list the restored state already has is not
+// loaded (and that is logged): the state holds what clients did with it. Afterwards /readyz
+// answers 200. Call it once the listener is up, as the original does, and after restoring.
 func (s *Server) LoadAtStartup() {
-	defer s.ready.Store(true)
+	defer s.phase.CompareAndSwap(phaseStarting, phaseServing)
+	s.restored = map[string]bool{}
+	if s.cfg.Durable {
+		for _, l := range s.store.Lengths() {
+			s.restored[l.Name] = true
+		}
+	}
 	for _, name := range s.initFileNames() {
+		if s.keepRestored(name) {
+			continue
+		}
 		rep := s.initFileNamed(name)
 		if rep.fail != nil {
 			s.log.Error("Could not load list", "list", name, "source", "initFileAtStartup", "error", rep.fail.message)
@@ -96,12 +106,27 @@ func (s *Server) matchingNames(dir, pattern string, regularOnly bool) ([]string,
 
 // loadFile loads the file at path into the list named list.
 func (s *Server) loadFile(list, path string) {
-	lines, err := datafile.ReadLinesFrom(path, s.charset.read)
+	if s.keepRestored(list) {
+		return
+	}
+	lines, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+	if err == nil {
+		err = s.store.Replace(list, lines)
+	}
 	if err != nil {
 		s.log.Error("Could not load list", "list", list, "source", path, "error", err)
 		return
 	}
-	n := len(lines)
-	s.store.Replace(list, lines)
-	s.log.Info("Loaded list", "list", list, "lines", n, "source", path)
+	s.log.Info("Loaded list", "list", list, "lines", len(lines), "source", path)
+}
+
+// keepRestored reports, and logs, that a startup source is skipped because the restored state
+// has its list.
+func (s *Server) keepRestored(list string) bool {
+	if !s.restored[list] {
+		return false
+	}
+	n, _ := s.store.Length(list)
+	s.log.Info("Kept the restored list instead of loading it", "list", list, "lines", n)
+	return true
 }

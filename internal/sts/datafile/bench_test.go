@@ -37,7 +37,7 @@ func BenchmarkReadLines1M(b *testing.B) {
 	var lines []string
 	for range b.N {
 		var err error
-		if lines, err = ReadLines(dir, "big.csv", Charset{}); err != nil {
+		if lines, err = ReadLines(dir, "big.csv", Charset{}, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ package datafile
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -99,11 +100,22 @@ func fileError(path string, err error) *FileError {
 	return &FileError{Path: path, Reason: string(reason)}
 }
 
+// TooLargeError is a file larger than the most bytes a caller accepts: it is
+// refused before it is read, so that it cannot exhaust memory.
+type TooLargeError struct {
+	Size, Max int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("file of %d bytes, larger than %d", e.Size, e.Max)
+}
+
 // ReadLines reads the INITFILE file name in dir and splits it into lines. A
 // file that does not exist, or a name holding NUL, gives ErrFileNotFound; a
 // file that exists but cannot be read (a directory, including dir itself for
-// the name "", or an unreadable file) gives a *FileError.
-func ReadLines(dir, name string, cs Charset) ([]string, error) {
+// the name "", or an unreadable file) gives a *FileError; a file of more than
+// maxBytes bytes, if maxBytes > 0, a *TooLargeError.
+func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, error) {
 	if strings.ContainsRune(name, 0) {
 		return nil, ErrFileNotFound
 	}
@@ -111,16 +123,16 @@ func ReadLines(dir, name string, cs Charset) ([]string, error) {
 	if shown == "" {
 		shown = "."
 	}
-	return readLines(filepath.Join(dir, name), shown, cs)
+	return readLines(filepath.Join(dir, name), shown, cs, maxBytes)
 }
 
 // ReadLinesFrom reads any file and splits it into lines, with the errors of
 // ReadLines; a *FileError shows path as given.
-func ReadLinesFrom(path string, cs Charset) ([]string, error) {
-	return readLines(path, path, cs)
+func ReadLinesFrom(path string, cs Charset, maxBytes int64) ([]string, error) {
+	return readLines(path, path, cs, maxBytes)
 }
 
-func readLines(path, shown string, cs Charset) ([]string, error) {
+func readLines(path, shown string, cs Charset, maxBytes int64) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, ErrFileNotFound // Java's File.exists() is false whatever stat's error
@@ -131,6 +143,9 @@ func readLines(path, shown string, cs Charset) ([]string, error) {
 	if !info.Mode().IsRegular() {
 		// Unlike Java, which would block on a FIFO or read a device forever.
 		return nil, &FileError{Path: shown, Reason: "Not a regular file"}
+	}
+	if maxBytes > 0 && info.Size() > maxBytes {
+		return nil, &TooLargeError{Size: info.Size(), Max: maxBytes}
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -111,7 +111,7 @@ func TestReadLinesDecodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadLines(dir, "data.csv", cs)
+			got, err := ReadLines(dir, "data.csv", cs, 0)
 			if err != nil || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ReadLines = %q, %v; want %q", got, err, tc.want)
 			}
@@ -141,7 +141,7 @@ func TestReadLinesErrors(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			lines, err := ReadLines(dir, tc.name, Charset{})
+			lines, err := ReadLines(dir, tc.name, Charset{}, 0)
 			if lines != nil || !reflect.DeepEqual(err, tc.want) {
 				t.Errorf("ReadLines(%q) = %q, %v; want %v", tc.name, lines, err, tc.want)
 			}
@@ -158,7 +158,7 @@ func TestReadLinesPermissionDenied(t *testing.T) {
 	}
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "secret.csv"), []byte("x"), 0o000))
-	_, err := ReadLines(dir, "secret.csv", Charset{})
+	_, err := ReadLines(dir, "secret.csv", Charset{}, 0)
 	if want := (&FileError{"secret.csv", "Permission denied"}); !reflect.DeepEqual(err, want) {
 		t.Errorf("ReadLines = %v, want %v", err, want)
 	}
@@ -187,14 +187,25 @@ func TestReadLinesFrom(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mounted.csv")
 	must(t, os.WriteFile(path, []byte("a\r\nb"), 0o644))
-	if got, err := ReadLinesFrom(path, Charset{}); err != nil || !reflect.DeepEqual(got, []string{"a", "b"}) {
+	if got, err := ReadLinesFrom(path, Charset{}, 0); err != nil || !reflect.DeepEqual(got, []string{"a", "b"}) {
 		t.Errorf("ReadLinesFrom = %q, %v", got, err)
 	}
-	if _, err := ReadLinesFrom(filepath.Join(dir, "gone.csv"), Charset{}); err != ErrFileNotFound {
+	if _, err := ReadLinesFrom(filepath.Join(dir, "gone.csv"), Charset{}, 0); err != ErrFileNotFound {
 		t.Errorf("missing file: %v, want ErrFileNotFound", err)
 	}
-	if _, err := ReadLinesFrom(dir, Charset{}); !reflect.DeepEqual(err, &FileError{dir, "Is a directory"}) {
+	if _, err := ReadLinesFrom(dir, Charset{}, 0); !reflect.DeepEqual(err, &FileError{dir, "Is a directory"}) {
 		t.Errorf("directory: %v", err)
+	}
+}
+
+func TestReadLinesRefusesTooLargeFiles(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "f.csv"), []byte("0123456789"), 0o644))
+	if got, err := ReadLines(dir, "f.csv", Charset{}, 10); err != nil || len(got) != 1 {
+		t.Errorf("a file of the limit's size: %q, %v", got, err)
+	}
+	if _, err := ReadLines(dir, "f.csv", Charset{}, 9); !reflect.DeepEqual(err, &TooLargeError{Size: 10, Max: 9}) {
+		t.Errorf("a file over the limit: %v", err)
 	}
 }
 

@@ -31,13 +31,13 @@ func BenchmarkReadRandomVsFirst(b *testing.B) {
 	for b.Loop() {
 		t0 := time.Now()
 		for range batch {
-			if _, err := m.Read("first", First, 1, true); err != nil {
+			if _, err := m.Read(ctx, "first", First, 1, true, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
 		t1 := time.Now()
 		for range batch {
-			read, err := m.Read("random", Random, 1, false)
+			read, err := m.Read(ctx, "random", Random, 1, false, 0)
 			if err != nil {
 				b.Fatal(err)
 			}

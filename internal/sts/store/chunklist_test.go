@@ -11,10 +11,15 @@ func checkInvariants(t *testing.T, m *Memory) {
 	t.Helper()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
+	var bytes int64
 	for name, l := range m.lists {
 		l.mu.Lock()
 		checkList(t, name, l)
+		bytes += l.bytes
 		l.mu.Unlock()
+	}
+	if bytes != m.Bytes() {
+		t.Fatalf("the lists hold %d bytes, the store counts %d", bytes, m.Bytes())
 	}
 }
 
@@ -57,6 +62,13 @@ func checkList(t *testing.T, name string, l *list) {
 	if !slices.Equal(cl.inner, want) {
 		t.Fatalf("list %q: Fenwick tree %v, want %v", name, cl.inner, want)
 	}
+	var bytes int64
+	for s := range cl.all() {
+		bytes += int64(len(s))
+	}
+	if bytes != l.bytes {
+		t.Fatalf("list %q: lines of %d bytes, count says %d", name, bytes, l.bytes)
+	}
 	if l.counts != nil {
 		counts := map[string]int{}
 		for s := range cl.all() {
@@ -73,7 +85,7 @@ func TestLocateFindsEveryLine(t *testing.T) {
 	m := storeWith(lines)
 	l := m.lists["l"]
 	// Random removals make the chunks uneven, so the Fenwick tree has real work to do.
-	if _, err := m.Read("l", Random, 2*chunkCap, false); err != nil {
+	if _, err := m.Read(ctx, "l", Random, 2*chunkCap, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := slices.Collect(l.lines.all())
@@ -95,7 +107,7 @@ func TestRandomDrainGivesMemoryBack(t *testing.T) {
 	l := m.lists["l"]
 
 	const left = 1000
-	if _, err := m.Read("l", Random, len(original)-left, false); err != nil {
+	if _, err := m.Read(ctx, "l", Random, len(original)-left, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	checkInvariants(t, m)
@@ -111,7 +123,7 @@ func TestRandomDrainGivesMemoryBack(t *testing.T) {
 		t.Errorf("the Replace slice still holds %d lines, only %d remain in the list", n, left)
 	}
 
-	if _, err := m.Read("l", Random, left, false); err != nil {
+	if _, err := m.Read(ctx, "l", Random, left, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if l.lines.chunks != nil || l.lines.inner != nil {
@@ -135,7 +147,7 @@ func countNonEmpty(lines []string) int {
 func TestUniqueIndexIsLazyAndDroppedWhenEmptied(t *testing.T) {
 	m := storeWith(months)
 	l := m.lists["l"]
-	if _, err := m.Read("l", First, 1, true); err != nil {
+	if _, err := m.Read(ctx, "l", First, 1, true, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Add("l", "x", Last, false); err != nil {
@@ -151,7 +163,7 @@ func TestUniqueIndexIsLazyAndDroppedWhenEmptied(t *testing.T) {
 		t.Fatal("a unique Add left no index")
 	}
 	checkInvariants(t, m)
-	if _, err := m.Read("l", First, len(months)+2, false); err != nil {
+	if _, err := m.Read(ctx, "l", First, len(months)+2, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if l.counts != nil {
@@ -167,7 +179,7 @@ func TestSmallListsStaySmall(t *testing.T) {
 		}
 	}
 	for range 3 * chunkCap { // rotate: the list must not grow or reallocate its way up
-		if _, err := m.Read("l", First, 1, true); err != nil {
+		if _, err := m.Read(ctx, "l", First, 1, true, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

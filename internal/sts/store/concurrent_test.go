@@ -20,7 +20,7 @@ func TestConcurrentConsumersReadEveryLineOnce(t *testing.T) {
 			pos := []Position{First, Random}[c%2]
 			n := 1 + c%3
 			for {
-				read, err := m.Read("l", pos, n, false)
+				read, err := m.Read(ctx, "l", pos, n, false, 0)
 				var short *ShortListError
 				switch {
 				case errors.Is(err, ErrEmpty):
@@ -67,7 +67,7 @@ func TestConcurrentListsAreIndependent(t *testing.T) {
 				if err := m.Add(name, fmt.Sprint(j%(adds/2)), Position(j%2), true); err != nil && !errors.Is(err, ErrDuplicate) {
 					t.Error(err)
 				}
-				if _, err := m.Read(name, First, 1, true); err != nil {
+				if _, err := m.Read(ctx, name, First, 1, true, 0); err != nil {
 					t.Error(err)
 				}
 			}

@@ -2,15 +2,32 @@ package store
 
 import "sync"
 
-// list is one named list. Every change to its lines goes through insert, remove and replace under
-// mu: the one place where a journal or blocked readers can hook in.
+// list is one named list. Every change to its lines goes through insert, remove, keep and replace
+// under mu: the one place that keeps the byte count and writes the change record (change.go).
 type list struct {
 	mu    sync.Mutex
+	name  string
 	lines chunkList
 	// counts says how many times each line occurs, for unique adds. It stays nil until the first
 	// unique add, so lists never used that way pay nothing for it, and is dropped when the list
 	// is emptied or replaced, which also gives back the memory of a map that never shrinks.
 	counts map[string]int
+	bytes  int64 // the bytes of the lines held
+
+	// seq is the sequence number of the last change record of this list: restoring skips the
+	// records a snapshot of the list already holds.
+	seq uint64
+	// recording is set while an operation's change record is being built in change, after the
+	// list's name, which ends at changeHead.
+	recording  bool
+	change     []byte
+	changeHead int
+
+	// waiters are the reads waiting for lines, in arrival order (wait.go).
+	waiters []*waiter
+	// pending marks a list that reads wait for but that nobody has created: it is not a key yet.
+	// Guarded by Memory.mu and mu together.
+	pending bool
 }
 
 func (l *list) insert(line string, pos Position) {
@@ -21,6 +38,10 @@ func (l *list) insert(line string, pos Position) {
 	}
 	if l.counts != nil {
 		l.counts[line]++
+	}
+	l.bytes += int64(len(line))
+	if l.recording {
+		l.change = appendInsert(l.change, pos, line)
 	}
 }
 
@@ -35,13 +56,36 @@ func (l *list) remove(i int) string {
 	default:
 		l.counts[line]--
 	}
+	l.bytes -= int64(len(line))
+	if l.recording {
+		l.change = appendRemove(l.change, i)
+	}
 	return line
 }
 
-// replace takes ownership of lines as the list's new content.
-func (l *list) replace(lines []string) {
+// keep appends the lines that the current operation removed, in the order given: the KEEP=TRUE
+// of READ, READMULTI and FIND. It is recorded by count, since the record has the removals.
+func (l *list) keep(removed []string) {
+	for _, line := range removed {
+		l.lines.pushBack(line)
+		if l.counts != nil {
+			l.counts[line]++
+		}
+		l.bytes += int64(len(line))
+	}
+	if l.recording {
+		l.change = appendKeep(l.change, len(removed))
+	}
+}
+
+// replace takes ownership of lines as the list's new content; size is their bytes.
+func (l *list) replace(lines []string, size int64) {
 	l.lines = newChunkList(lines)
 	l.counts = nil
+	l.bytes = size
+	if l.recording {
+		l.change = appendReplace(l.change, lines)
+	}
 }
 
 // contains reports whether the list holds line, building the index on first use.

@@ -1,11 +1,14 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Memory is the in-memory Store. The map of lists has its own lock, held only to look a list up
@@ -13,16 +16,36 @@ import (
 // other. Reads and adds at either end cost O(1) (amortised), a random read O(log n), a Find its
 // scan plus O(log n) for the hit, and a unique add O(1). Create one with NewMemory.
 type Memory struct {
-	mu    sync.RWMutex
-	lists map[string]*list
-	intN  func(n int) int // picks Random indexes; tests put a seeded source here
+	mu      sync.RWMutex
+	lists   map[string]*list
+	pending map[string]*list // lists that reads wait for and nobody created (wait.go): not keys
+	intN    func(n int) int  // picks Random indexes; tests put a seeded source here
+	limits  Limits
+
+	// recorder, when set, gets a record of every change (change.go).
+	recorder Recorder
+
+	bytes      atomic.Int64 // the bytes of all lines, reserved before a list grows (limits.go)
+	waiting    atomic.Int64 // reads waiting for lines
+	waitsEnded chan struct{}
+	endWaits   sync.Once
 }
 
 var _ Store = (*Memory)(nil)
 
+// Option configures a Memory.
+type Option func(*Memory)
+
+// WithLimits bounds what the store holds.
+func WithLimits(l Limits) Option { return func(m *Memory) { m.limits = l } }
+
 // NewMemory returns an empty store.
-func NewMemory() *Memory {
-	return &Memory{lists: map[string]*list{}, intN: rand.IntN}
+func NewMemory(options ...Option) *Memory {
+	m := &Memory{lists: map[string]*list{}, pending: map[string]*list{}, intN: rand.IntN, waitsEnded: make(chan struct{})}
+	for _, o := range options {
+		o(m)
+	}
+	return m
 }
 
 // lookup returns the list called name, or nil.
@@ -32,19 +55,27 @@ func (m *Memory) lookup(name string) *list {
 	return m.lists[name]
 }
 
-// lookupOrCreate returns the list called name, creating an empty one if needed.
-func (m *Memory) lookupOrCreate(name string) *list {
+// lookupOrCreate returns the list called name, creating an empty one if needed (or making the
+// pending list that reads wait for a real one); created says it did.
+func (m *Memory) lookupOrCreate(name string) (l *list, created bool) {
 	if l := m.lookup(name); l != nil {
-		return l
+		return l, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	l := m.lists[name]
-	if l == nil {
-		l = &list{}
-		m.lists[name] = l
+	if l := m.lists[name]; l != nil {
+		return l, false
 	}
-	return l
+	if l = m.pending[name]; l != nil {
+		delete(m.pending, name)
+		l.mu.Lock()
+		l.pending = false
+		l.mu.Unlock()
+	} else {
+		l = &list{name: name}
+	}
+	m.lists[name] = l
+	return l, true
 }
 
 // Length implements Store.
@@ -58,34 +89,79 @@ func (m *Memory) Length(name string) (int, error) {
 	return l.lines.len(), nil
 }
 
+// takeRequest is a read: n lines at pos (READ, READMULTI), or the first line match accepts
+// (FIND); keep appends what it took to the end.
+type takeRequest struct {
+	pos   Position
+	n     int
+	match func(string) (bool, error)
+	keep  bool
+}
+
 // Read implements Store.
-func (m *Memory) Read(name string, pos Position, n int, keep bool) ([]string, error) {
-	l := m.lookup(name)
-	if l == nil {
-		return nil, ErrNotLoaded
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch size := l.lines.len(); {
-	case size == 0:
-		return nil, ErrEmpty
-	case pos != First && pos != Last && pos != Random:
+func (m *Memory) Read(ctx context.Context, name string, pos Position, n int, keep bool, wait time.Duration) ([]string, error) {
+	if pos != First && pos != Last && pos != Random {
 		return nil, fmt.Errorf("store: unknown read position %d", pos)
-	case n < 1:
+	}
+	if n < 1 {
 		return nil, fmt.Errorf("store: cannot read %d lines", n)
-	case n > size:
-		return nil, &ShortListError{Want: n, Have: size}
 	}
-	picked := make([]string, n)
-	for i := range picked {
-		picked[i] = l.remove(m.index(pos, l.lines.len()))
+	return m.take(ctx, name, takeRequest{pos: pos, n: n, keep: keep}, wait)
+}
+
+// Find implements Store.
+func (m *Memory) Find(ctx context.Context, name string, match func(line string) (bool, error), keep bool, wait time.Duration) (string, error) {
+	lines, err := m.take(ctx, name, takeRequest{match: match, keep: keep}, wait)
+	if err != nil {
+		return "", err
 	}
-	if keep {
-		for _, line := range picked {
-			l.insert(line, Last)
+	return lines[0], nil
+}
+
+// takeLocked runs req on l, which must be locked: it returns the lines taken and the Commit of
+// the change, or the error that a read meets when the list cannot satisfy it.
+func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error) {
+	if l.pending {
+		return nil, nil, ErrNotLoaded
+	}
+	size := l.lines.len()
+	if size == 0 {
+		return nil, nil, ErrEmpty
+	}
+	hit := 0
+	if req.match != nil {
+		for line := range l.lines.all() {
+			ok, err := req.match(line)
+			if err != nil {
+				return nil, nil, err
+			}
+			if ok {
+				break
+			}
+			hit++
+		}
+		if hit == size {
+			return nil, nil, ErrNoMatch
+		}
+	} else if req.n > size {
+		return nil, nil, &ShortListError{Want: req.n, Have: size}
+	}
+	m.begin(l)
+	before := l.bytes
+	var picked []string
+	if req.match != nil {
+		picked = []string{l.remove(hit)}
+	} else {
+		picked = make([]string, req.n)
+		for i := range picked {
+			picked[i] = l.remove(m.index(req.pos, l.lines.len()))
 		}
 	}
-	return picked, nil
+	if req.keep {
+		l.keep(picked)
+	}
+	m.bytes.Add(l.bytes - before)
+	return picked, m.commit(l, false), nil
 }
 
 // index picks the index a read at pos takes from a list of size lines.
@@ -102,62 +178,112 @@ func (m *Memory) index(pos Position, size int) int {
 
 // Add implements Store.
 func (m *Memory) Add(name, line string, pos Position, unique bool) error {
-	l := m.lookupOrCreate(name)
+	l, created := m.lookupOrCreate(name)
+	l.mu.Lock()
+	m.begin(l)
+	err := m.addLocked(l, line, pos, unique)
+	c := m.commit(l, created)
+	if err == nil && len(l.waiters) > 0 {
+		m.serveWaiters(l, []string{line})
+	}
+	l.mu.Unlock()
+	if recErr := durable(c); recErr != nil {
+		return recErr
+	}
+	return err
+}
+
+func (m *Memory) addLocked(l *list, line string, pos Position, unique bool) error {
 	if pos != First && pos != Last {
 		return fmt.Errorf("store: cannot add at position %d, only First or Last", pos)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	if unique && l.contains(line) {
 		return ErrDuplicate
+	}
+	if limit := m.limits.MaxLineBytes; limit > 0 && int64(len(line)) > limit {
+		return &LimitError{LimitLineBytes, limit}
+	}
+	if err := m.admit(l.lines.len()+1, int64(len(line))); err != nil {
+		return err
 	}
 	l.insert(line, pos)
 	return nil
 }
 
-// Ensure implements Store.
-func (m *Memory) Ensure(name string) {
-	m.lookupOrCreate(name)
-}
-
-// Find implements Store.
-func (m *Memory) Find(name string, match func(line string) (bool, error), keep bool) (string, error) {
-	l := m.lookup(name)
-	if l == nil {
-		return "", ErrNotLoaded
+// Insert implements Store.
+func (m *Memory) Insert(name string, lines []string, pos Position) error {
+	if pos != First && pos != Last {
+		return fmt.Errorf("store: cannot insert at position %d, only First or Last", pos)
+	}
+	size, err := m.limits.measure(lines)
+	if err != nil {
+		return err
+	}
+	l, created, reserved, err := m.lookupOrReserve(name, len(lines), size)
+	if err != nil {
+		return err
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lines.len() == 0 {
-		return "", ErrEmpty
-	}
-	hit := 0
-	for line := range l.lines.all() {
-		ok, err := match(line)
-		if err != nil {
-			return "", err
+	m.begin(l)
+	if err = m.readmit(l.lines.len()+len(lines), size, reserved); err == nil {
+		if pos == First {
+			for i := len(lines) - 1; i >= 0; i-- {
+				l.insert(lines[i], First)
+			}
+		} else {
+			for _, line := range lines {
+				l.insert(line, Last)
+			}
 		}
-		if ok {
-			break
-		}
-		hit++
 	}
-	if hit == l.lines.len() {
-		return "", ErrNoMatch
+	c := m.commit(l, created)
+	if err == nil && len(lines) > 0 && len(l.waiters) > 0 {
+		m.serveWaiters(l, lines)
 	}
-	line := l.remove(hit)
-	if keep {
-		l.insert(line, Last)
+	l.mu.Unlock()
+	if recErr := durable(c); recErr != nil {
+		return recErr
 	}
-	return line, nil
+	return err
+}
+
+// Ensure implements Store.
+func (m *Memory) Ensure(name string) error {
+	l, created := m.lookupOrCreate(name)
+	if !created {
+		return nil
+	}
+	l.mu.Lock()
+	m.begin(l)
+	c := m.commit(l, true)
+	l.mu.Unlock()
+	return durable(c)
 }
 
 // Replace implements Store.
-func (m *Memory) Replace(name string, lines []string) {
-	l := m.lookupOrCreate(name)
+func (m *Memory) Replace(name string, lines []string) error {
+	size, err := m.limits.measure(lines)
+	if err != nil {
+		return err
+	}
+	l, created, reserved, err := m.lookupOrReserve(name, len(lines), size)
+	if err != nil {
+		return err
+	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.replace(lines)
+	m.begin(l)
+	if err = m.readmit(len(lines), size-l.bytes, reserved); err == nil {
+		l.replace(lines, size)
+	}
+	c := m.commit(l, created)
+	if err == nil && len(lines) > 0 && len(l.waiters) > 0 {
+		m.serveWaiters(l, lines)
+	}
+	l.mu.Unlock()
+	if recErr := durable(c); recErr != nil {
+		return recErr
+	}
+	return err
 }
 
 // Lines implements Store.
@@ -172,38 +298,42 @@ func (m *Memory) Lines(name string) ([]string, error) {
 }
 
 // Reset implements Store.
-func (m *Memory) Reset(name string) bool {
+func (m *Memory) Reset(name string) (bool, error) {
 	l := m.lookup(name)
 	if l == nil {
-		return false
+		return false, nil
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.replace(nil)
-	return true
+	m.begin(l)
+	if l.lines.len() > 0 {
+		m.bytes.Add(-l.bytes)
+		l.replace(nil, 0)
+	}
+	c := m.commit(l, false)
+	l.mu.Unlock()
+	return true, durable(c)
 }
 
 // Lengths implements Store. The map lock is let go before the list locks are taken, one at a
 // time, so a slow Find on one list never holds up the creation of another; the lengths are
 // therefore not one instant's snapshot of every list.
 func (m *Memory) Lengths() []ListLength {
-	type namedList struct {
-		name string
-		l    *list
-	}
 	m.mu.RLock()
-	all := make([]namedList, 0, len(m.lists))
-	for name, l := range m.lists {
-		all = append(all, namedList{name, l})
+	all := make([]*list, 0, len(m.lists))
+	for _, l := range m.lists {
+		all = append(all, l)
 	}
 	m.mu.RUnlock()
 
-	slices.SortFunc(all, func(a, b namedList) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(all, func(a, b *list) int { return strings.Compare(a.name, b.name) })
 	lengths := make([]ListLength, len(all))
-	for i, nl := range all {
-		nl.l.mu.Lock()
-		lengths[i] = ListLength{Name: nl.name, Length: nl.l.lines.len()}
-		nl.l.mu.Unlock()
+	for i, l := range all {
+		l.mu.Lock()
+		lengths[i] = ListLength{Name: l.name, Length: l.lines.len()}
+		l.mu.Unlock()
 	}
 	return lengths
 }
+
+// Bytes implements Store.
+func (m *Memory) Bytes() int64 { return m.bytes.Load() }

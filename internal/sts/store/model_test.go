@@ -142,7 +142,7 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 		}
 		keep := ops.IntN(2) == 0
 		op := fmt.Sprintf("Read(%s, %d, %d, %t)", name, pos, n, keep)
-		got, err := m.Read(name, pos, n, keep)
+		got, err := m.Read(ctx, name, pos, n, keep, 0)
 		want, wantErr := mo.read(name, pos, n, keep)
 		return same(op, got, want, err, wantErr)
 	case r < 70:
@@ -161,7 +161,7 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 			}
 		}
 		op := fmt.Sprintf("Find(%s, %s, failAt %d, %t)", name, target, failAt, keep)
-		got, err := m.Find(name, matcher(), keep)
+		got, err := m.Find(ctx, name, matcher(), keep, 0)
 		want, wantErr := mo.find(name, matcher(), keep)
 		return same(op, got, want, err, wantErr)
 	case r < 88:
@@ -178,7 +178,8 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 		if existed {
 			mo.lists[name] = []string{}
 		}
-		return same("Reset("+name+")", m.Reset(name), existed, nil, nil)
+		got, err := m.Reset(name)
+		return same("Reset("+name+")", got, existed, err, nil)
 	case r < 92:
 		m.Ensure(name)
 		if _, ok := mo.lists[name]; !ok {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +12,9 @@ import (
 var months = []string{"Jan", "Feb", "Mar", "Apr", "May", "June"}
 
 // storeWith returns a store holding one list, "l", with a copy of lines; nil lines means no list.
+// ctx is the context of the tests' reads, which never end early unless a test says so.
+var ctx = context.Background()
+
 func storeWith(lines []string) *Memory {
 	m := NewMemory()
 	if lines != nil {
@@ -110,7 +114,7 @@ func TestRead(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := storeWith(tc.lines)
 			scriptRandom(t, m, tc.random)
-			got, err := m.Read("l", tc.pos, tc.n, tc.keep)
+			got, err := m.Read(ctx, "l", tc.pos, tc.n, tc.keep, 0)
 			checkErr(t, err, tc.wantErr)
 			if !slices.Equal(got, tc.want) {
 				t.Fatalf("Read = %q, want %q", got, tc.want)
@@ -134,7 +138,7 @@ func TestReadRefusesBadArguments(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			m := storeWith(months)
-			if got, err := m.Read("l", tc.pos, tc.n, false); err == nil {
+			if got, err := m.Read(ctx, "l", tc.pos, tc.n, false, 0); err == nil {
 				t.Fatalf("Read = %q, want an error", got)
 			}
 			checkLines(t, m, "l", months)
@@ -145,7 +149,7 @@ func TestReadRefusesBadArguments(t *testing.T) {
 func TestReadLastKeepReturnsTheSameLineForever(t *testing.T) {
 	m := storeWith(months)
 	for range 5 {
-		got, err := m.Read("l", Last, 1, true)
+		got, err := m.Read(ctx, "l", Last, 1, true, 0)
 		if err != nil || !slices.Equal(got, []string{"June"}) {
 			t.Fatalf("Read = %q, %v; want [June]", got, err)
 		}
@@ -166,7 +170,7 @@ func TestReadFirstKeepRotatesALongList(t *testing.T) {
 	lines := numbered(3*chunkCap + 17) // several chunks
 	m := storeWith(lines)
 	for i := range 2 * len(lines) {
-		got, err := m.Read("l", First, 1, true)
+		got, err := m.Read(ctx, "l", First, 1, true, 0)
 		if err != nil || got[0] != lines[i%len(lines)] {
 			t.Fatalf("read %d = %q, %v; want %q", i, got, err, lines[i%len(lines)])
 		}
@@ -177,7 +181,7 @@ func TestReadFirstKeepRotatesALongList(t *testing.T) {
 func TestRandomReadsAreDistinctAndCoverTheList(t *testing.T) {
 	lines := numbered(5 * chunkCap)
 	m := storeWith(lines)
-	got, err := m.Read("l", Random, len(lines), false)
+	got, err := m.Read(ctx, "l", Random, len(lines), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +200,7 @@ func TestRandomReadsAreUniform(t *testing.T) {
 	m := storeWith(lines)
 	counts := map[string]int{}
 	for range reads {
-		got, err := m.Read("l", Random, 1, true)
+		got, err := m.Read(ctx, "l", Random, 1, true, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +272,7 @@ func TestUniqueIndexFollowsEveryChange(t *testing.T) {
 	}
 	read := func(pos Position, keep bool) {
 		t.Helper()
-		_, err := m.Read("l", pos, 1, keep)
+		_, err := m.Read(ctx, "l", pos, 1, keep, 0)
 		do(err)
 	}
 	equals := func(want string) func(string) (bool, error) {
@@ -282,7 +286,7 @@ func TestUniqueIndexFollowsEveryChange(t *testing.T) {
 	add("a", nil)      // [b a]
 	read(First, true)  // [a b]
 	add("b", ErrDuplicate)
-	_, err := m.Find("l", equals("a"), false) // [b]
+	_, err := m.Find(ctx, "l", equals("a"), false, 0) // [b]
 	do(err)
 	add("a", nil) // [b a]
 	do(m.Add("l", "c", Last, false))
@@ -302,11 +306,13 @@ func TestUniqueIndexFollowsEveryChange(t *testing.T) {
 	checkLines(t, m, "l", []string{"x"})
 }
 
+// contains is a Find match for the lines that contain s.
+func contains(s string) func(string) (bool, error) {
+	return func(line string) (bool, error) { return strings.Contains(line, s), nil }
+}
+
 func TestFind(t *testing.T) {
 	errRegex := errors.New("regex timeout")
-	contains := func(s string) func(string) (bool, error) {
-		return func(line string) (bool, error) { return strings.Contains(line, s), nil }
-	}
 	tests := map[string]struct {
 		lines     []string // nil: no list
 		match     func(string) (bool, error)
@@ -339,10 +345,10 @@ func TestFind(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := storeWith(tc.lines)
 			calls := 0
-			got, err := m.Find("l", func(line string) (bool, error) {
+			got, err := m.Find(ctx, "l", func(line string) (bool, error) {
 				calls++
 				return tc.match(line)
-			}, tc.keep)
+			}, tc.keep, 0)
 			checkErr(t, err, tc.wantErr)
 			if got != tc.want || calls != tc.wantCalls {
 				t.Fatalf("Find = %q after %d calls, want %q after %d", got, calls, tc.want, tc.wantCalls)
@@ -391,11 +397,11 @@ func TestLinesReturnsACopy(t *testing.T) {
 
 func TestResetEmptiesButNeverCreates(t *testing.T) {
 	m := storeWith(months)
-	if !m.Reset("l") {
+	if existed, err := m.Reset("l"); !existed || err != nil {
 		t.Fatal("Reset of an existing list reported false")
 	}
 	checkLines(t, m, "l", []string{})
-	if m.Reset("missing") {
+	if existed, err := m.Reset("missing"); existed || err != nil {
 		t.Fatal("Reset of an unknown list reported true")
 	}
 	if _, err := m.Length("missing"); !errors.Is(err, ErrNotLoaded) {
@@ -446,10 +452,10 @@ func TestKeysAreNeverDeleted(t *testing.T) {
 	m.Replace("read", []string{"a"})
 	m.Replace("found", []string{"a"})
 	m.Replace("reset", []string{"a"})
-	if _, err := m.Read("read", First, 1, false); err != nil {
+	if _, err := m.Read(ctx, "read", First, 1, false, 0); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Find("found", func(string) (bool, error) { return true, nil }, false); err != nil {
+	if _, err := m.Find(ctx, "found", func(string) (bool, error) { return true, nil }, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	m.Reset("reset")
@@ -458,7 +464,7 @@ func TestKeysAreNeverDeleted(t *testing.T) {
 		t.Fatalf("Lengths = %v, want %v", got, want)
 	}
 	for _, name := range []string{"read", "found", "reset"} {
-		if _, err := m.Read(name, First, 1, false); !errors.Is(err, ErrEmpty) {
+		if _, err := m.Read(ctx, name, First, 1, false, 0); !errors.Is(err, ErrEmpty) {
 			t.Errorf("Read of emptied %q: %v, want ErrEmpty", name, err)
 		}
 	}

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// generations follows the restarts of a server: clients that lost their connection wait here for
+// the next server to be ready.
+type generations struct {
+	mu    sync.Mutex
+	n     int
+	ready chan struct{} // closed when server n is ready
+}
+
+func (g *generations) current() (int, chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n, g.ready
+}
+
+// down opens a new generation whose server is not ready yet.
+func (g *generations) down() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.n++
+	g.ready = make(chan struct{})
+}
+
+// awaitAfter waits until a server newer than generation n is ready.
+func (g *generations) awaitAfter(n int) {
+	for {
+		gen, ready := g.current()
+		<-ready
+		if gen > n {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestCrashLosesNoAcknowledgedChange drains a 200 000-line list with 32 consumers (READ
+// KEEP=FALSE) while producers ADD to another list, and SIGKILLs the server at random moments,
+// restarting it on the same state directory each time (fsync policy always, the default). Across
+// all runs no line may be acknowledged twice; the lines acknowledged, plus those left, plus at
+// most the requests in flight at the kills (one per client per kill, counted here) must be the
+// input; every acknowledged ADD must be in the list after the last restart, once.
+func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
+	const consumers, producers, kills = 32, 4, 5
+	lines := 200_000
+	if testing.Short() {
+		lines = 20_000
+	}
+	state, data := t.TempDir(), t.TempDir()
+	input := filepath.Join(data, "input.csv")
+	if err := os.WriteFile(input, []byte(fmtLines(lines)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	// A small snapshot threshold, so that kills also meet snapshots being written.
+	args := []string{"--state-dir", state, "--load", "drain=" + input, "--snapshot-bytes", "512Ki", "--log-format", "json"}
+	gens := &generations{ready: make(chan struct{})}
+	srv := launch(t, port, args...)
+	all := []*process{srv}
+	srv.waitReady(t)
+	close(gens.ready)
+	addr := strings.TrimPrefix(srv.base, "http://")
+	started := time.Now()
+
+	var (
+		acked         = make([][]string, consumers)
+		added         = make([][]string, producers)
+		inflightReads atomic.Int64
+		inflightAdds  = make([][]string, producers)
+		ackedCount    atomic.Int64
+		drained       = make(chan struct{})
+		failures      = make(chan error, consumers+producers)
+	)
+	// call sends target until a server answers it or the request is lost with its server: it
+	// was sent, and the server died before answering. The client then waits for the next server.
+	call := func(c *rawClient, target string) (status int, body string, lost bool, err error) {
+		for {
+			gen, _ := gens.current()
+			status, body, sent, err := c.get(target)
+			if err == nil {
+				return status, body, false, nil
+			}
+			gens.awaitAfter(gen)
+			if sent {
+				return 0, "", true, nil
+			}
+			if time.Since(started) > 2*time.Minute {
+				return 0, "", false, fmt.Errorf("%s: still failing: %w", target, err)
+			}
+		}
+	}
+	var consumersDone sync.WaitGroup
+	for c := range consumers {
+		consumersDone.Go(func() {
+			client := &rawClient{addr: addr}
+			for {
+				status, body, lost, err := call(client, "/sts/READ?FILENAME=drain&KEEP=FALSE")
+				if err != nil {
+					failures <- err
+					return
+				}
+				if lost {
+					inflightReads.Add(1)
+					continue
+				}
+				if body == koBody("No more line !") {
+					return
+				}
+				line, ok := okLine(body)
+				if status != http.StatusOK || !ok {
+					failures <- fmt.Errorf("READ answered %d %q", status, body)
+					return
+				}
+				acked[c] = append(acked[c], line)
+				ackedCount.Add(1)
+			}
+		})
+	}
+	var producersDone sync.WaitGroup
+	for p := range producers {
+		producersDone.Go(func() {
+			client := &rawClient{addr: addr}
+			for i := 0; ; i++ {
+				select {
+				case <-drained:
+					return
+				default:
+				}
+				line := fmt.Sprintf("p%d-%06d", p, i)
+				status, body, lost, err := call(client, "/sts/ADD?FILENAME=adds&ADD_MODE=LAST&LINE="+line)
+				if lost { // it may or may not have been added: the next line is another
+					inflightAdds[p] = append(inflightAdds[p], line)
+					continue
+				}
+				if err != nil || status != http.StatusOK || body != "<html><title>OK</title>\n<body></body>\n</html>" {
+					failures <- fmt.Errorf("ADD answered %d %q (%v)", status, body, err)
+					return
+				}
+				added[p] = append(added[p], line)
+			}
+		})
+	}
+
+	// Kill when the acknowledged reads pass random points spread over the drain.
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0))
+	var points []int64
+	for range kills {
+		points = append(points, int64(lines/20+r.IntN(lines*17/20)))
+	}
+	slices.Sort(points)
+	for k, point := range points {
+		for ackedCount.Load() < point {
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(time.Duration(r.IntN(5000)) * time.Microsecond)
+		srv.signal(t, syscall.SIGKILL)
+		<-srv.exited
+		gens.down()
+		srv = launch(t, port, args...)
+		all = append(all, srv)
+		srv.waitReady(t)
+		_, ready := gens.current()
+		close(ready)
+		t.Logf("kill %d after %d acknowledged reads", k+1, ackedCount.Load())
+	}
+	consumersDone.Wait()
+	close(drained)
+	producersDone.Wait()
+	close(failures)
+	for err := range failures {
+		t.Fatal(err)
+	}
+
+	// A graceful stop and one more restart: the state must still be there.
+	srv.signal(t, syscall.SIGTERM)
+	if code := srv.exitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("exit status %d after SIGTERM\n%s", code, srv.logs)
+	}
+	srv = launch(t, port, args...)
+	srv.waitReady(t)
+	if !strings.Contains(srv.logs.String(), `"msg":"Kept the restored list instead of loading it","list":"drain"`) {
+		t.Errorf("the restarted server did not keep its restored list:\n%s", srv.logs)
+	}
+
+	remaining := srv.export(t, "drain")
+	seen := make(map[string]int, lines)
+	for _, read := range acked {
+		for _, line := range read {
+			if seen[line]++; seen[line] > 1 {
+				t.Fatalf("%s was acknowledged twice", line)
+			}
+		}
+	}
+	total := len(seen)
+	for _, line := range remaining {
+		if seen[line]++; seen[line] > 1 {
+			t.Fatalf("%s was acknowledged and is still in the list", line)
+		}
+	}
+	lost := 0
+	for i := range lines {
+		if seen[fmt.Sprintf("line-%06d", i)] == 0 {
+			lost++
+		}
+	}
+	if len(seen) != lines-lost {
+		t.Fatalf("%d distinct lines seen, of which some are not in the input", len(seen))
+	}
+	inflight := int(inflightReads.Load())
+	t.Logf("%d lines: %d acknowledged + %d remaining + %d lost with the %d reads in flight at %d kills, in %v",
+		lines, total, len(remaining), lost, inflight, kills, time.Since(started).Round(time.Millisecond))
+	if lost > inflight || inflight > consumers*kills {
+		t.Fatalf("%d lines lost with %d reads in flight (at most %d)", lost, inflight, consumers*kills)
+	}
+
+	present := map[string]int{}
+	for _, line := range srv.export(t, "adds") {
+		if present[line]++; present[line] > 1 {
+			t.Fatalf("ADD %s is in the list twice", line)
+		}
+	}
+	var adds, possible int
+	for p := range producers {
+		for _, line := range added[p] {
+			adds++
+			if present[line] != 1 {
+				t.Fatalf("acknowledged ADD %s is in the list %d times after the restarts", line, present[line])
+			}
+		}
+		possible += len(added[p]) + len(inflightAdds[p])
+	}
+	if len(present) > possible {
+		t.Fatalf("%d lines in the ADD list, more than the %d sent", len(present), possible)
+	}
+	t.Logf("%d ADDs acknowledged, all present; %d in flight at the kills", adds, possible-adds)
+	snapshots := 0
+	for _, p := range all {
+		snapshots += strings.Count(p.logs.String(), `"msg":"Wrote snapshot"`)
+	}
+	if snapshots == 0 {
+		t.Error("no snapshot was written during the run: the kills did not meet any")
+	}
+	t.Logf("%d snapshots written across the runs", snapshots)
+}

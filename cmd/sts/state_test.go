@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSecondServerRefusesTheStateDir starts two servers on one state directory: the second exits
+// naming the first's process, and with --state-dir-wait it waits (healthy, not ready), then takes
+// over once the first has stopped, with its lists.
+func TestSecondServerRefusesTheStateDir(t *testing.T) {
+	state := t.TempDir()
+	first := launch(t, freePort(t), "--state-dir", state)
+	first.waitReady(t)
+	if got := getBody(t, first.base+"/sts/ADD?FILENAME=l&LINE=from-the-first"); got != "<html><title>OK</title>\n<body></body>\n</html>" {
+		t.Fatalf("ADD: %q", got)
+	}
+
+	second := launch(t, freePort(t), "--state-dir", state)
+	if code := second.exitCode(t, 15*time.Second); code != 1 {
+		t.Fatalf("the second server exited with %d, want 1\n%s", code, second.logs)
+	}
+	want := fmt.Sprintf("is in use by another server (pid %d on ", first.cmd.Process.Pid)
+	if logs := second.logs.String(); !strings.Contains(logs, want) || !strings.Contains(logs, "--state-dir-wait") {
+		t.Errorf("the refusal does not name the holder's pid %d:\n%s", first.cmd.Process.Pid, logs)
+	}
+
+	waiting := launch(t, freePort(t), "--state-dir", state, "--state-dir-wait")
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(waiting.logs.String(), "Waiting for the state directory") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the waiting server does not say it waits:\n%s", waiting.logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := waiting.status("/healthz"); got != http.StatusOK {
+		t.Errorf("/healthz of the waiting server: %d", got)
+	}
+	if got := waiting.status("/readyz"); got != http.StatusServiceUnavailable {
+		t.Errorf("/readyz of the waiting server: %d", got)
+	}
+	if got := waiting.status("/sts/LENGTH?FILENAME=l"); got != http.StatusServiceUnavailable {
+		t.Errorf("a command on the waiting server: %d", got)
+	}
+	first.signal(t, syscall.SIGTERM)
+	if code := first.exitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("the first server exited with %d\n%s", code, first.logs)
+	}
+	waiting.waitReady(t)
+	if got := waiting.export(t, "l"); !slices.Equal(got, []string{"from-the-first"}) {
+		t.Errorf("the list after the takeover: %q", got)
+	}
+	if n := strings.Count(waiting.logs.String(), "Waiting for the state directory"); n != 1 {
+		t.Errorf("the wait was logged %d times in a few seconds, want once", n)
+	}
+}
+
+// TestDamagedStateRefusesToStart damages the middle of the journal: the server must exit, naming
+// the file and the offset, instead of serving lists that may be wrong.
+func TestDamagedStateRefusesToStart(t *testing.T) {
+	state := t.TempDir()
+	srv := launch(t, freePort(t), "--state-dir", state)
+	srv.waitReady(t)
+	for i := range 50 {
+		getBody(t, fmt.Sprintf("%s/sts/ADD?FILENAME=l&LINE=line%d", srv.base, i))
+	}
+	srv.signal(t, syscall.SIGTERM)
+	if code := srv.exitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("exit status %d\n%s", code, srv.logs)
+	}
+	segments, _ := filepath.Glob(filepath.Join(state, "journal-*.log"))
+	if len(segments) != 1 {
+		t.Fatalf("journal segments: %v", segments)
+	}
+	data, err := os.ReadFile(segments[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)/2] ^= 0x10
+	if err := os.WriteFile(segments[0], data, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	broken := launch(t, freePort(t), "--state-dir", state)
+	if code := broken.exitCode(t, 15*time.Second); code != 1 {
+		t.Fatalf("exit status %d on a damaged journal, want 1\n%s", code, broken.logs)
+	}
+	if logs := broken.logs.String(); !strings.Contains(logs, segments[0]+" is corrupt at byte offset ") {
+		t.Errorf("the refusal does not name the file and offset:\n%s", logs)
+	}
+}
+
+// TestSIGTERMAnswersWaitsAndKeepsTheState checks the graceful stop: a read waiting for a line is
+// answered rather than cut, the process exits 0 in time, and a restart has every acknowledged
+// change.
+func TestSIGTERMAnswersWaitsAndKeepsTheState(t *testing.T) {
+	state := t.TempDir()
+	port := freePort(t)
+	srv := launch(t, port, "--state-dir", state, "--fsync-policy", "interval", "--fsync-interval", "1s")
+	srv.waitReady(t)
+	for i := range 20 {
+		getBody(t, fmt.Sprintf("%s/sts/ADD?FILENAME=l&LINE=line%d&ADD_MODE=LAST", srv.base, i))
+	}
+	waiting := make(chan string, 1)
+	go func() { waiting <- getBody(t, srv.base+"/sts/READ?FILENAME=empty&WAIT=30000") }()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	srv.signal(t, syscall.SIGTERM)
+	select {
+	case got := <-waiting:
+		if got != koBody("empty not loaded yet !") {
+			t.Errorf("the waiting read at SIGTERM: %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiting read was not answered")
+	}
+	if code := srv.exitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("exit status %d\n%s", code, srv.logs)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the graceful stop took %v", took)
+	}
+	srv = launch(t, port, "--state-dir", state)
+	srv.waitReady(t)
+	if got := srv.export(t, "l"); len(got) != 20 || got[19] != "line19" {
+		t.Errorf("after the restart: %q", got)
+	}
+}

@@ -1,0 +1,72 @@
+package sts
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/sts/journal"
+)
+
+func TestDurableServerWaitsForItsStartup(t *testing.T) {
+	ts := startJournaledServer(t, t.TempDir(), journal.Options{})
+	a := ts.do(t, http.MethodGet, "/sts/STATUS", "", "")
+	if a.status != http.StatusServiceUnavailable || a.body != koBody("Server is starting, retry later !") {
+		t.Errorf("a command before startup is done: %d %q", a.status, a.body)
+	}
+	if a := ts.do(t, http.MethodGet, "/healthz", "", ""); a.status != http.StatusOK {
+		t.Errorf("/healthz while starting: %d", a.status)
+	}
+	if a := ts.do(t, http.MethodGet, "/readyz", "", ""); a.status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz while starting: %d", a.status)
+	}
+	ts.srv.LoadAtStartup()
+	ts.expect(t, "/sts/STATUS", koBody("Database was empty !"))
+}
+
+// TestRestartGoesOnWhereItStopped runs a server on a state directory, changes its lists (a
+// startup list included, with RANDOM and KEEP moves), and starts another on the same directory
+// with the same startup sources: it must serve exactly the lists the first left, load only the
+// source whose list the state lacks, and say so in its log.
+func TestRestartGoesOnWhereItStopped(t *testing.T) {
+	state, sources := t.TempDir(), t.TempDir()
+	users := filepath.Join(sources, "users.csv")
+	extra := filepath.Join(sources, "extra.csv")
+	writeFiles(t, sources, map[string]string{"users.csv": "u1\nu2\nu3\nu4\nu5\n", "extra.csv": "e1\ne2\n"})
+	withUsers := func(c *Config) { c.Loads = []Load{{List: "users", Path: users}} }
+
+	first := startJournaledServer(t, state, journal.Options{}, withUsers)
+	first.srv.LoadAtStartup()
+	first.expect(t, "/sts/READ?FILENAME=users&KEEP=FALSE", okBody("u1"))
+	first.get(t, "/sts/READ?FILENAME=users&READ_MODE=RANDOM&KEEP=TRUE")
+	first.get(t, "/sts/READMULTI?FILENAME=users&NB_LINES=2&READ_MODE=RANDOM&KEEP=FALSE")
+	first.expect(t, "/sts/ADD?FILENAME=queue&LINE=job1&ADD_MODE=LAST", okBody(""))
+	first.expect(t, "/sts/ADD?FILENAME=queue&LINE=job0", okBody(""))
+	want := map[string][]string{"users": first.lines(t, "users"), "queue": {"job0", "job1"}}
+	first.srv.Drain()
+	if err := first.journal.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	second := startJournaledServer(t, state, journal.Options{}, func(c *Config) {
+		c.Loads = []Load{{List: "users", Path: users}, {List: "extra", Path: extra}}
+	})
+	second.srv.LoadAtStartup()
+	want["extra"] = []string{"e1", "e2"}
+	for name, lines := range want {
+		if got := second.lines(t, name); !slices.Equal(got, lines) {
+			t.Errorf("list %s after the restart: %q, want %q", name, got, lines)
+		}
+	}
+	log := second.log.String()
+	if !strings.Contains(log, `msg="Kept the restored list instead of loading it" list=users lines=2`) ||
+		!strings.Contains(log, `msg="Loaded list" list=extra lines=2`) {
+		t.Errorf("the startup log does not say what it kept and loaded:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join(state, "LOCK")); err != nil {
+		t.Errorf("no lock file: %v", err)
+	}
+}

@@ -1,0 +1,460 @@
+package journal
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+var ctx = context.Background()
+
+// logBuffer collects what a journal logs.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// open opens dir into a new store and closes the journal at the end of the test.
+func open(t testing.TB, dir string, opts Options) (*store.Memory, *Journal, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	opts.Log = slog.New(slog.NewTextHandler(logs, nil))
+	m := store.NewMemory()
+	j, err := Open(ctx, dir, m, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = j.Close() })
+	return m, j, logs
+}
+
+// contents is every list of a store with its lines.
+func contents(t testing.TB, m *store.Memory) map[string][]string {
+	t.Helper()
+	all := map[string][]string{}
+	for _, l := range m.Lengths() {
+		lines, err := m.Lines(l.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all[l.Name] = lines
+	}
+	return all
+}
+
+func sameContents(t testing.TB, got, want map[string][]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d lists restored, want %d", len(got), len(want))
+	}
+	for name, lines := range want {
+		if g, ok := got[name]; !ok || !slices.Equal(g, lines) {
+			t.Fatalf("list %q restored as %d lines %.200q, want %d lines %.200q", name, len(g), g, len(lines), lines)
+		}
+	}
+}
+
+// churn runs random operations of every kind on m, RANDOM picks included.
+func churn(t testing.TB, m *store.Memory, seed uint64, steps int) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, 7))
+	names := []string{"a", "b", "c", "", "ünï\x00code"}
+	for i := range steps {
+		name := names[r.IntN(len(names))]
+		line := fmt.Sprintf("line-%d-%d", seed, i)
+		var err error
+		switch k := r.IntN(100); {
+		case k < 35:
+			err = m.Add(name, line, store.Position(r.IntN(2)), r.IntN(4) == 0)
+		case k < 60:
+			_, err = m.Read(ctx, name, store.Position(r.IntN(3)), 1+r.IntN(3), r.IntN(2) == 0, 0)
+		case k < 70:
+			_, err = m.Find(ctx, name, func(l string) (bool, error) { return strings.HasSuffix(l, "7"), nil }, r.IntN(2) == 0, 0)
+		case k < 78:
+			lines := make([]string, r.IntN(50))
+			for n := range lines {
+				lines[n] = fmt.Sprintf("%s-r%d", line, n)
+			}
+			err = m.Replace(name, lines)
+		case k < 88:
+			err = m.Insert(name, []string{line + "-x", line + "-y"}, store.Position(r.IntN(2)))
+		case k < 92:
+			_, err = m.Reset(name)
+		default:
+			err = m.Ensure(fmt.Sprintf("e%d", r.IntN(3)))
+		}
+		var short *store.ShortListError
+		if err != nil && !errors.Is(err, store.ErrEmpty) && !errors.Is(err, store.ErrNotLoaded) &&
+			!errors.Is(err, store.ErrNoMatch) && !errors.Is(err, store.ErrDuplicate) && !errors.As(err, &short) {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+}
+
+// TestRestoreGivesTheExactLists checks that reopening a state directory gives every list line for
+// line, with and without snapshots on the way, and across several restarts.
+func TestRestoreGivesTheExactLists(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"journal only", Options{}},
+		{"snapshots", Options{SnapshotBytes: 2 << 10}},
+		{"interval", Options{Policy: Interval, Interval: time.Millisecond, SnapshotBytes: 8 << 10}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var want map[string][]string
+			for restart := range 4 {
+				m, j, _ := open(t, dir, tc.opts)
+				if restart > 0 {
+					sameContents(t, contents(t, m), want)
+				}
+				churn(t, m, uint64(restart), 1500)
+				want = contents(t, m)
+				if err := j.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, _, _ := open(t, dir, tc.opts)
+			sameContents(t, contents(t, m), want)
+		})
+	}
+}
+
+// TestSnapshotBoundsTheJournal checks that snapshots replace the segments they cover.
+func TestSnapshotBoundsTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	m, j, _ := open(t, dir, Options{SnapshotBytes: 4 << 10})
+	for i := range 5000 {
+		if err := m.Add("l", fmt.Sprintf("line-%d", i), store.Last, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Read(ctx, "l", store.First, 1, false, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if size := j.Size(); size > 64<<10 {
+		t.Errorf("the state directory holds %d bytes for an empty list after 10 000 changes", size)
+	}
+	segments, snapshots, _, err := j.files()
+	if err != nil || len(snapshots) != 1 || len(segments) > 2 {
+		t.Errorf("segments %v, snapshots %v (%v): want one snapshot and the segments after it", segments, snapshots, err)
+	}
+}
+
+// addLines makes a journal of n adds to list "l" and returns the path of its segment.
+func addLines(t *testing.T, dir string, n int) string {
+	t.Helper()
+	m, j, _ := open(t, dir, Options{})
+	for i := range n {
+		if err := m.Add("l", fmt.Sprintf("line-%03d", i), store.Last, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	segments, _, _, _ := j.files()
+	return filepath.Join(dir, segmentName(segments[len(segments)-1]))
+}
+
+// recordOffsets returns the offset of every record of a segment.
+func recordOffsets(t *testing.T, path string) []int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &frameReader{path: path, data: data, off: len(segmentMagic)}
+	var offsets []int
+	for {
+		at := r.off
+		if _, err := r.next(); err != nil {
+			return offsets
+		}
+		offsets = append(offsets, at)
+	}
+}
+
+func numberedLines(from, to int) []string {
+	var lines []string
+	for i := from; i < to; i++ {
+		lines = append(lines, fmt.Sprintf("line-%03d", i))
+	}
+	return lines
+}
+
+// TestTornTailIsDropped cuts the last record at every byte, and extends a file with zeros as a
+// file system may after a crash: the record is dropped, the others restored, the file truncated.
+func TestTornTailIsDropped(t *testing.T) {
+	dir := t.TempDir()
+	path := addLines(t, dir, 20)
+	whole, _ := os.ReadFile(path)
+	offsets := recordOffsets(t, path)
+	last := offsets[len(offsets)-1]
+	damages := map[string][]byte{
+		"zeros after the end": append(slices.Clone(whole), make([]byte, 100)...),
+		"last record zeroed":  append(slices.Clone(whole[:last]), make([]byte, len(whole)-last)...),
+	}
+	for cut := last + 1; cut < len(whole); cut++ {
+		damages[fmt.Sprintf("cut at %d", cut)] = whole[:cut]
+	}
+	for name, data := range damages {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(path, data, 0o640); err != nil {
+				t.Fatal(err)
+			}
+			m, j, logs := open(t, dir, Options{})
+			want := numberedLines(0, 19)
+			if name == "zeros after the end" {
+				want = numberedLines(0, 20)
+			}
+			sameContents(t, contents(t, m), map[string][]string{"l": want})
+			if !strings.Contains(logs.String(), "Dropped a torn record") || !strings.Contains(logs.String(), path) {
+				t.Errorf("the drop is not logged with the path:\n%s", logs)
+			}
+			if info, _ := os.Stat(path); info.Size() > int64(len(whole)) || info.Size() < int64(last) {
+				t.Errorf("the segment is %d bytes after the drop, want the %d before the torn record", info.Size(), last)
+			}
+			_ = j.Close()
+			if err := os.Remove(filepath.Join(dir, segmentName(j.segment))); err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestCorruptionIsRefused damages records that are not the end of the journal: Open must fail
+// and name the file and the record's offset.
+func TestCorruptionIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(data []byte, offsets []int) ([]byte, int)
+	}{
+		{"bit flip in a middle record", func(d []byte, o []int) ([]byte, int) { d[o[5]+frameHeader+2] ^= 1; return d, o[5] }},
+		{"damaged length", func(d []byte, o []int) ([]byte, int) { d[o[7]] ^= 0x40; return d, o[7] }},
+		{"garbage after the last record", func(d []byte, o []int) ([]byte, int) {
+			return append(d, "garbage after the end, not zeros"...), len(d)
+		}},
+		{"bad magic", func(d []byte, _ []int) ([]byte, int) { d[0] = 'X'; return d, 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := addLines(t, dir, 20)
+			data, _ := os.ReadFile(path)
+			damaged, offset := tc.damage(data, recordOffsets(t, path))
+			if err := os.WriteFile(path, damaged, 0o640); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(ctx, dir, store.NewMemory(), Options{})
+			var corrupt *CorruptError
+			if !errors.As(err, &corrupt) || corrupt.Path != path || corrupt.Offset != int64(offset) {
+				t.Fatalf("Open: %v, want a CorruptError at %s offset %d", err, path, offset)
+			}
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), fmt.Sprint(offset)) {
+				t.Errorf("the error does not name the path and the offset: %v", err)
+			}
+		})
+	}
+}
+
+// TestTornRecordInAnEarlierSegmentIsCorruption checks that only the last segment may be torn.
+func TestTornRecordInAnEarlierSegmentIsCorruption(t *testing.T) {
+	dir := t.TempDir()
+	first := addLines(t, dir, 10)
+	addLines(t, dir, 10) // a second run writes a second segment
+	data, _ := os.ReadFile(first)
+	if err := os.WriteFile(first, data[:len(data)-3], 0o640); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(ctx, dir, store.NewMemory(), Options{})
+	var corrupt *CorruptError
+	if !errors.As(err, &corrupt) || corrupt.Path != first {
+		t.Fatalf("Open: %v, want a CorruptError in %s", err, first)
+	}
+}
+
+// TestCorruptSnapshotIsRefused damages a snapshot in several ways.
+func TestCorruptSnapshotIsRefused(t *testing.T) {
+	makeSnapshot := func(t *testing.T) (string, string) {
+		dir := t.TempDir()
+		m, j, _ := open(t, dir, Options{})
+		if err := m.Replace("l", numberedLines(0, 3000)); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Replace("m", numberedLines(0, 10)); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Snapshot(); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, snapshots, _, _ := j.files()
+		return dir, filepath.Join(dir, snapshotName(snapshots[len(snapshots)-1]))
+	}
+	for name, damage := range map[string]func([]byte) []byte{
+		"bit flip":   func(d []byte) []byte { d[len(d)/2] ^= 4; return d },
+		"truncated":  func(d []byte) []byte { return d[:len(d)-5] },
+		"no end":     func(d []byte) []byte { return d[:len(d)-frameHeader-3] },
+		"bad magic":  func(d []byte) []byte { d[1] = 'x'; return d },
+		"extra data": func(d []byte) []byte { return append(d, 0, 0, 0) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir, path := makeSnapshot(t)
+			data, _ := os.ReadFile(path)
+			if err := os.WriteFile(path, damage(data), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(ctx, dir, store.NewMemory(), Options{})
+			var corrupt *CorruptError
+			if !errors.As(err, &corrupt) || corrupt.Path != path {
+				t.Fatalf("Open: %v, want a CorruptError in %s", err, path)
+			}
+		})
+	}
+	t.Run("intact", func(t *testing.T) {
+		dir, _ := makeSnapshot(t)
+		m, _, _ := open(t, dir, Options{})
+		sameContents(t, contents(t, m), map[string][]string{"l": numberedLines(0, 3000), "m": numberedLines(0, 10)})
+	})
+}
+
+// TestOneServerPerDirectory checks the lock: a second Open fails and names the holder; with
+// WaitForLock it waits, then restores what the first left.
+func TestOneServerPerDirectory(t *testing.T) {
+	dir := t.TempDir()
+	m, j, _ := open(t, dir, Options{})
+	if err := m.Add("l", "from the first", store.Last, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(ctx, dir, store.NewMemory(), Options{})
+	var locked *LockedError
+	if !errors.As(err, &locked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d on", os.Getpid())) {
+		t.Fatalf("second Open: %v, want a LockedError naming pid %d", err, os.Getpid())
+	}
+
+	second := store.NewMemory()
+	opened := make(chan error, 1)
+	logs := &logBuffer{}
+	go func() {
+		j2, err := Open(ctx, dir, second, Options{WaitForLock: true, Log: slog.New(slog.NewTextHandler(logs, nil))})
+		if err == nil {
+			t.Cleanup(func() { _ = j2.Close() })
+		}
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		t.Fatalf("Open with WaitForLock returned while the directory is held: %v", err)
+	case <-time.After(3 * lockRetry):
+	}
+	if !strings.Contains(logs.String(), "Waiting for the state directory") {
+		t.Errorf("the wait is not logged:\n%s", logs)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-opened; err != nil {
+		t.Fatalf("Open with WaitForLock after the first closed: %v", err)
+	}
+	sameContents(t, contents(t, second), map[string][]string{"l": {"from the first"}})
+
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := Open(cancelled, dir, store.NewMemory(), Options{WaitForLock: true}); !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled wait: %v", err)
+	}
+}
+
+// TestGroupCommit has many goroutines record at once: every change must be acknowledged only after
+// an fsync, and one fsync must cover many changes.
+func TestGroupCommit(t *testing.T) {
+	var syncs atomic.Int64
+	m, j, _ := open(t, t.TempDir(), Options{ObserveSync: func(time.Duration) { syncs.Add(1) }})
+	const writers, each = 32, 100
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if err := m.Add(fmt.Sprint(w), fmt.Sprint(i), store.Last, false); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	changes := int64(writers * each)
+	if n := syncs.Load(); n >= changes/2 || n == 0 {
+		t.Errorf("%d fsyncs for %d changes: want group commits", n, changes)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFailureStopsRecording breaks the segment under the writer: the change fails, Failed is
+// closed, and later changes are refused instead of being acknowledged.
+func TestFailureStopsRecording(t *testing.T) {
+	m, j, logs := open(t, t.TempDir(), Options{})
+	if err := m.Add("l", "a", store.Last, false); err != nil {
+		t.Fatal(err)
+	}
+	j.file.Close() // the next write fails
+	if err := m.Add("l", "b", store.Last, false); !errors.Is(err, store.ErrNotRecorded) {
+		t.Fatalf("Add after a write failure: %v, want ErrNotRecorded", err)
+	}
+	select {
+	case <-j.Failed():
+	default:
+		t.Fatal("Failed is not closed")
+	}
+	if _, err := m.Read(ctx, "l", store.First, 1, false, 0); !errors.Is(err, store.ErrNotRecorded) {
+		t.Fatalf("Read after a failure: %v, want ErrNotRecorded", err)
+	}
+	if !strings.Contains(logs.String(), "The journal failed") {
+		t.Errorf("the failure is not logged:\n%s", logs)
+	}
+}
+
+// TestCloseRefusesLaterChanges checks that a change after Close is not acknowledged.
+func TestCloseRefusesLaterChanges(t *testing.T) {
+	m, j, _ := open(t, t.TempDir(), Options{})
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Add("l", "late", store.Last, false); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Add after Close: %v, want ErrClosed", err)
+	}
+}

@@ -1,0 +1,144 @@
+// Package metrics is the table server's Prometheus instrumentation: what the lists hold, the
+// commands served, the journal's fsyncs, on a registry of its own with the Go and process
+// collectors.
+//
+//	sts_commands_total{command,result}         commands answered; result is OK or KO
+//	sts_command_duration_seconds{command}      time to answer, a WAIT included
+//	sts_list_lines{list}                       lines of each list, for the first lists by name
+//	sts_other_lists, sts_other_lists_lines     the lists beyond that cap, and their lines
+//	sts_lists, sts_lines, sts_line_bytes       all lists, their lines, the bytes of the lines
+//	sts_waiting_reads                          reads waiting for lines (WAIT)
+//	sts_journal_fsync_duration_seconds         fsyncs of the journal
+//	sts_journal_bytes                          bytes of journal and snapshot on disk
+//
+// Command names are the protocol's, with UNKNOWN for any other path, so that no label takes an
+// unbounded number of values; list names are capped by their number.
+package metrics
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// Metrics is the registry and the instruments the server updates. Create it with New.
+type Metrics struct {
+	registry  *prometheus.Registry
+	commands  *prometheus.CounterVec
+	durations *prometheus.HistogramVec
+	fsyncs    prometheus.Histogram
+}
+
+// New returns the metrics of a server that keeps its lists in st, with a series of
+// sts_list_lines for at most maxLists lists.
+func New(st store.Store, maxLists int) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		commands: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sts_commands_total",
+			Help: "Commands answered, by command and result (OK or KO).",
+		}, []string{"command", "result"}),
+		durations: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sts_command_duration_seconds",
+			Help:    "Time to answer a command, including the wait of a blocking read and the journal's fsync.",
+			Buckets: prometheus.ExponentialBuckets(100e-6, 4, 11), // 100µs to 105s
+		}, []string{"command"}),
+		fsyncs: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sts_journal_fsync_duration_seconds",
+			Help:    "Duration of the journal's fsyncs; with the fsync policy always, one covers a group of changes.",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14), // 50µs to 410ms
+		}),
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.commands, m.durations, m.fsyncs,
+		newListCollector(st, maxLists),
+	)
+	return m
+}
+
+// ObserveCommand counts a command answered and how long it took.
+func (m *Metrics) ObserveCommand(command string, ok bool, d time.Duration) {
+	result := "KO"
+	if ok {
+		result = "OK"
+	}
+	m.commands.WithLabelValues(command, result).Inc()
+	m.durations.WithLabelValues(command).Observe(d.Seconds())
+}
+
+// ObserveFsync records the duration of one fsync of the journal.
+func (m *Metrics) ObserveFsync(d time.Duration) { m.fsyncs.Observe(d.Seconds()) }
+
+// WatchJournal exports the size of the journal on disk, read from size at each scrape.
+func (m *Metrics) WatchJournal(size func() int64) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sts_journal_bytes",
+		Help: "Bytes of journal segments and snapshot in the state directory.",
+	}, func() float64 { return float64(size()) }))
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// listCollector reads the store at each scrape.
+type listCollector struct {
+	st                                                            store.Store
+	maxLists                                                      int
+	perList, otherLists, otherLines, lists, lines, bytes, waiting *prometheus.Desc
+}
+
+func newListCollector(st store.Store, maxLists int) *listCollector {
+	return &listCollector{
+		st: st, maxLists: maxLists,
+		perList:    prometheus.NewDesc("sts_list_lines", "Lines in the list, for the first lists in name order (see sts_other_lists).", []string{"list"}, nil),
+		otherLists: prometheus.NewDesc("sts_other_lists", "Lists beyond the cap on per-list series.", nil, nil),
+		otherLines: prometheus.NewDesc("sts_other_lists_lines", "Lines in the lists beyond the cap on per-list series.", nil, nil),
+		lists:      prometheus.NewDesc("sts_lists", "Lists, empty ones included.", nil, nil),
+		lines:      prometheus.NewDesc("sts_lines", "Lines in all lists.", nil, nil),
+		bytes:      prometheus.NewDesc("sts_line_bytes", "Bytes of the lines in all lists, the figure --max-total-bytes bounds.", nil, nil),
+		waiting:    prometheus.NewDesc("sts_waiting_reads", "Reads waiting for a line (WAIT).", nil, nil),
+	}
+}
+
+func (c *listCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.perList, c.otherLists, c.otherLines, c.lists, c.lines, c.bytes, c.waiting} {
+		ch <- d
+	}
+}
+
+// Collect reports the first maxLists lists by name on their own, and the others together. A list
+// name that is not valid UTF-8 is shown with U+FFFD; if that makes it equal to a name already
+// shown, it counts among the others.
+func (c *listCollector) Collect(ch chan<- prometheus.Metric) {
+	lengths := c.st.Lengths()
+	shown := make(map[string]bool, min(len(lengths), c.maxLists))
+	var total, others, otherLines int
+	for _, l := range lengths {
+		total += l.Length
+		label := strings.ToValidUTF8(l.Name, "\uFFFD")
+		if len(shown) < c.maxLists && !shown[label] {
+			shown[label] = true
+			ch <- prometheus.MustNewConstMetric(c.perList, prometheus.GaugeValue, float64(l.Length), label)
+			continue
+		}
+		others++
+		otherLines += l.Length
+	}
+	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	gauge(c.otherLists, float64(others))
+	gauge(c.otherLines, float64(otherLines))
+	gauge(c.lists, float64(len(lengths)))
+	gauge(c.lines, float64(total))
+	gauge(c.bytes, float64(c.st.Bytes()))
+	gauge(c.waiting, float64(c.st.Waiting()))
+}
