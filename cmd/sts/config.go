@@ -93,9 +93,9 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.Var(byteSizeFlag{&s.state.snapshotBytes}, "snapshot-bytes", "bytes of journal after which a snapshot is written and the journal restarted")
 	fs.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the token of --auth-token-file too")
 	fs.IntVar(&c.MetricsMaxLists, "metrics-max-lists", c.MetricsMaxLists, "most lists with a sts_list_lines series of their own; the others are summed in sts_other_lists_lines")
-	fs.DurationVar(&c.RegexTimeout, "regex-timeout", c.RegexTimeout, "time limit of each regular-expression match")
-	fs.Var(loadsFlag{&c.Loads}, "load", "LIST=PATH: load the file at PATH into the list LIST at startup (repeatable; "+listSeparator+"-separated in the environment)")
-	fs.Var(loadDirsFlag{&c.LoadDirs}, "load-dir", "DIR=REGEX: load every file of DIR whose name fully matches REGEX under its name at startup (repeatable; "+listSeparator+"-separated in the environment)")
+	fs.DurationVar(&c.RegexTimeout, "regex-timeout", c.RegexTimeout, "time limit of all the regular-expression matches of one FIND together")
+	fs.Var(loadsFlag(&c.Loads), "load", "LIST=PATH: load the file at PATH into the list LIST at startup (repeatable; "+listSeparator+"-separated in the environment)")
+	fs.Var(loadDirsFlag(&c.LoadDirs), "load-dir", "DIR=REGEX: load every file of DIR whose name fully matches REGEX under its name at startup (repeatable; "+listSeparator+"-separated in the environment)")
 	fs.StringVar(&s.logFormat, "log-format", s.logFormat, "log format: text or json")
 	fs.DurationVar(&s.shutdownTimeout, "shutdown-timeout", s.shutdownTimeout, "how long a stop waits for requests in flight")
 	fs.BoolVar(&s.version, "version", false, "print the version and exit")
@@ -215,52 +215,48 @@ func applyProperties(fs *flag.FlagSet, set map[string]bool, path string) error {
 // listFlag marks the repeatable flags, whose environment variable holds several entries.
 type listFlag interface{ repeatable() }
 
+// pairsFlag is a repeatable flag of KEY=VALUE entries, each kept as a T; the first '=' splits, so
+// a value may hold more (a --load-dir regex, say).
+type pairsFlag[T any] struct {
+	entries *[]T
+	form    string // how an entry is written, for errors: "LIST=PATH"
+	pair    func(T) (key, value string)
+	entry   func(key, value string) T
+}
+
+func (f pairsFlag[T]) repeatable() {}
+
+func (f pairsFlag[T]) String() string {
+	if f.entries == nil {
+		return ""
+	}
+	var parts []string
+	for _, e := range *f.entries {
+		key, value := f.pair(e)
+		parts = append(parts, key+"="+value)
+	}
+	return strings.Join(parts, listSeparator)
+}
+
+func (f pairsFlag[T]) Set(v string) error {
+	key, value, found := strings.Cut(v, "=")
+	if !found || key == "" || value == "" {
+		return fmt.Errorf("want %s, got %q", f.form, v)
+	}
+	*f.entries = append(*f.entries, f.entry(key, value))
+	return nil
+}
+
 // loadsFlag is --load LIST=PATH.
-type loadsFlag struct{ loads *[]sts.Load }
-
-func (f loadsFlag) repeatable() {}
-
-func (f loadsFlag) String() string {
-	if f.loads == nil {
-		return ""
-	}
-	var parts []string
-	for _, l := range *f.loads {
-		parts = append(parts, l.List+"="+l.Path)
-	}
-	return strings.Join(parts, listSeparator)
+func loadsFlag(loads *[]sts.Load) pairsFlag[sts.Load] {
+	return pairsFlag[sts.Load]{entries: loads, form: "LIST=PATH",
+		pair:  func(l sts.Load) (string, string) { return l.List, l.Path },
+		entry: func(list, path string) sts.Load { return sts.Load{List: list, Path: path} }}
 }
 
-func (f loadsFlag) Set(v string) error {
-	list, path, found := strings.Cut(v, "=")
-	if !found || list == "" || path == "" {
-		return fmt.Errorf("want LIST=PATH, got %q", v)
-	}
-	*f.loads = append(*f.loads, sts.Load{List: list, Path: path})
-	return nil
-}
-
-// loadDirsFlag is --load-dir DIR=REGEX; the first '=' splits, so the regex may hold more.
-type loadDirsFlag struct{ dirs *[]sts.LoadDir }
-
-func (f loadDirsFlag) repeatable() {}
-
-func (f loadDirsFlag) String() string {
-	if f.dirs == nil {
-		return ""
-	}
-	var parts []string
-	for _, d := range *f.dirs {
-		parts = append(parts, d.Dir+"="+d.Match)
-	}
-	return strings.Join(parts, listSeparator)
-}
-
-func (f loadDirsFlag) Set(v string) error {
-	dir, match, found := strings.Cut(v, "=")
-	if !found || dir == "" || match == "" {
-		return fmt.Errorf("want DIR=REGEX, got %q", v)
-	}
-	*f.dirs = append(*f.dirs, sts.LoadDir{Dir: dir, Match: match})
-	return nil
+// loadDirsFlag is --load-dir DIR=REGEX.
+func loadDirsFlag(dirs *[]sts.LoadDir) pairsFlag[sts.LoadDir] {
+	return pairsFlag[sts.LoadDir]{entries: dirs, form: "DIR=REGEX",
+		pair:  func(d sts.LoadDir) (string, string) { return d.Dir, d.Match },
+		entry: func(dir, match string) sts.LoadDir { return sts.LoadDir{Dir: dir, Match: match} }}
 }

@@ -157,7 +157,12 @@ func (s *Server) find(req *request) reply {
 		return koInvalid(cmdFind, "KEEP has to be TRUE or FALSE !")
 	}
 	match, err := s.matcher(mode, line)
-	if err != nil {
+	switch {
+	case errors.Is(err, javaregex.ErrTooLong):
+		return ko(cmdFind, http.StatusBadRequest, reasonRegexTooLong, fmt.Sprintf("Regex longer than %d bytes !", javaregex.MaxPatternBytes))
+	case errors.Is(err, javaregex.ErrTooCostly):
+		return ko(cmdFind, http.StatusBadRequest, reasonRegexTooCostly, "Regex too costly to compile !")
+	case err != nil:
 		return ko(cmdFind, http.StatusBadRequest, reasonRegex, "Regex compile error !")
 	}
 	found, err := s.store.Find(req.ctx, name, match, keep, wait)
@@ -167,8 +172,10 @@ func (s *Server) find(req *request) reply {
 	return okValue(cmdFind, found)
 }
 
-// matcher returns FIND's test of a line. The regular expression is compiled once; each match is
-// bounded by the regex timeout, and the first timeout ends the scan.
+// matcher returns FIND's test of a line. The regular expression is compiled for this FIND alone,
+// so that all its matches share the regex timeout: however many lines the scan tests (and a
+// waiting FIND tests again), it spends about the timeout at most, and so holds the list's lock
+// no longer. The first timeout ends the scan.
 func (s *Server) matcher(mode, line string) (func(string) (bool, error), error) {
 	switch mode {
 	case "EQUALS":

@@ -50,7 +50,8 @@ type Config struct {
 	MetricsAuth bool
 	// MetricsMaxLists is the most lists that get a series of their own in sts_list_lines.
 	MetricsMaxLists int
-	// RegexTimeout bounds each regular-expression match of FIND and of startup loading.
+	// RegexTimeout bounds the regular-expression matches of one FIND all together (so a scan
+	// holds its list's lock that long at most), and those of one startup directory listing.
 	RegexTimeout time.Duration
 	// ReadHeaderTimeout, ReadTimeout and IdleTimeout drop clients that send their request head,
 	// their whole request, or their next keep-alive request too slowly.
@@ -82,7 +83,8 @@ const (
 	// DefaultIdleTimeout is well above the 4.9 s after which JMeter revalidates an idle
 	// keep-alive connection, so that JMeter never sends on a connection we are closing.
 	DefaultIdleTimeout = time.Minute
-	// MaxHeaderBytes is the largest request head accepted; a larger one gets HTTP 431.
+	// MaxHeaderBytes is the largest request head accepted, from the request line to the empty
+	// line that ends the headers, both included; a larger one gets HTTP 431.
 	MaxHeaderBytes = 64 << 10
 )
 

@@ -33,7 +33,7 @@ func (s *Server) initFileNamed(name string) reply {
 	case errors.As(err, &tooLarge):
 		return koLimit(cmdInitFile, store.LimitTotalBytes, tooLarge.Max)
 	case err != nil:
-		return ko(cmdInitFile, http.StatusInternalServerError, reasonIO, err.Error())
+		return fileFailure(cmdInitFile, err)
 	}
 	n := len(lines)
 	if err := s.store.Replace(name, lines); err != nil {
@@ -48,6 +48,17 @@ func nameFailure(command string, err error) reply {
 		return ko(command, http.StatusBadRequest, reasonNameTooLong, "Maximum size reached (128) !")
 	}
 	return ko(command, http.StatusBadRequest, reasonIllegalName, "Illegal character found !")
+}
+
+// fileFailure is the KO of a dataset file that INITFILE or SAVE could not use. In the JSON form, a
+// name that leads to something that cannot be a data file is the client's mistake (400); anything
+// else is the server's file system failing (500).
+func fileFailure(command string, err error) reply {
+	var fileErr *datafile.FileError
+	if errors.Is(err, datafile.ErrInvalidPath) || errors.As(err, &fileErr) && fileErr.BadName {
+		return ko(command, http.StatusBadRequest, reasonFileError, err.Error())
+	}
+	return ko(command, http.StatusInternalServerError, reasonIO, err.Error())
 }
 
 func (s *Server) save(req *request) reply {
@@ -71,7 +82,7 @@ func (s *Server) save(req *request) reply {
 		target = datafile.TimestampedName(s.now(), name)
 	}
 	if err := datafile.Save(s.cfg.DatasetDir, target, lines, s.charset.write); err != nil {
-		return ko(cmdSave, http.StatusInternalServerError, reasonIO, err.Error())
+		return fileFailure(cmdSave, err)
 	}
 	return okLength(cmdSave, len(lines))
 }

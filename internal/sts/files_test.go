@@ -254,3 +254,57 @@ func TestExport(t *testing.T) {
 		t.Errorf("POST EXPORT: %q", a.body)
 	}
 }
+
+func TestSaveThroughSymbolicLinks(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.AddTimestamp = false })
+	outside := t.TempDir()
+	link := func(name, target string) {
+		t.Helper()
+		if err := os.Symlink(target, filepath.Join(ts.dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(ts.dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link("dangling.csv", "sub/new.csv")                         // dangling, inside
+	link("chain.csv", "dangling2.csv")                          // a chain to a dangling link, inside
+	link("dangling2.csv", filepath.Join(ts.dir, "created.csv")) // absolute, inside
+	link("away.csv", filepath.Join(outside, "nonexist.csv"))    // dangling, outside
+	link("escape.csv", "../"+filepath.Base(outside)+"/x.csv")   // dangling, relative, outside
+	if err := os.WriteFile(filepath.Join(outside, "exists.csv"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link("existing.csv", filepath.Join(outside, "exists.csv")) // an existing file, outside
+
+	for _, name := range []string{"dangling.csv", "chain.csv", "away.csv", "escape.csv", "existing.csv"} {
+		ts.get(t, "/sts/ADD?FILENAME="+name+"&LINE="+name)
+	}
+	// Java's FileOutputStream follows a link and creates its target: so do we, inside the
+	// dataset directory.
+	ts.expect(t, "/sts/SAVE?FILENAME=dangling.csv", okBody("1"))
+	if got := ts.readFile(t, "sub/new.csv"); got != "dangling.csv\n" {
+		t.Errorf("through a dangling link: %q", got)
+	}
+	ts.expect(t, "/sts/SAVE?FILENAME=chain.csv", okBody("1"))
+	if got := ts.readFile(t, "created.csv"); got != "chain.csv\n" {
+		t.Errorf("through a chain of links: %q", got)
+	}
+	for _, name := range []string{"dangling.csv", "chain.csv", "dangling2.csv"} {
+		if info, err := os.Lstat(filepath.Join(ts.dir, name)); err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a link: %v", name, err)
+		}
+	}
+	// A dangling link does not create a file outside it.
+	for _, name := range []string{"away.csv", "escape.csv"} {
+		ts.expect(t, "/sts/SAVE?FILENAME="+name, koBody(name+" (Dangling link leads outside the dataset directory)"))
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("files were created outside the dataset directory: %v", entries)
+	}
+	// A link to an existing file is written through wherever it points, as in the original.
+	ts.expect(t, "/sts/SAVE?FILENAME=existing.csv", okBody("1"))
+	if b, err := os.ReadFile(filepath.Join(outside, "exists.csv")); err != nil || string(b) != "existing.csv\n" {
+		t.Errorf("through a link to an existing file: %q %v", b, err)
+	}
+}

@@ -11,7 +11,9 @@ import (
 // asks for it (Accept: application/json, or FORMAT=JSON). Fields that do not apply are omitted.
 //
 //	ok       always   whether the command succeeded
-//	command  always   the command name (READ, STATUS, ...)
+//	command  always   the command the request ran (READ, STATUS, ...); "" when it names none:
+//	                  an unknown command (any other path, or a method the command does not
+//	                  answer to), /metrics, or a request that could not be parsed
 //	value             READ, FIND: the line
 //	values            READMULTI: the lines, in pick order
 //	length            LENGTH; INITFILE and LOAD: lines loaded; SAVE: lines written
@@ -20,11 +22,13 @@ import (
 //	error, reason     on failure: the original's message and one word for programs
 //
 // The HTTP status says the outcome too: 200 OK; 400 missing or invalid parameter (WAIT
-// included), regex error; 401 bad token; 403 STOP disabled; 404 unknown list, empty list, not
-// enough lines, no match, unknown command, file not found; 409 duplicate on UNIQUE; 413 body too
-// large, or a line over --max-line-bytes; 500 I/O error; 503 server starting or stopping, or a
-// change the journal could not record; 507 a list or the store full (--max-lines-per-list,
-// --max-total-bytes).
+// included), a regex that does not compile, is too long or too costly, or times out, a file name
+// that leads to no data file (a directory, a name too long for the file system, ...); 401 bad
+// token; 403 STOP disabled; 404 unknown list, empty list, not enough lines, no match, unknown
+// command, file not found; 409 duplicate on UNIQUE; 413 body too large, or a line over
+// --max-line-bytes; 500 the server's file system failed (permissions, a full disk, ...); 503
+// server starting or stopping, or a change the journal could not record; 507 a list or the store
+// full (--max-lines-per-list, --max-total-bytes).
 type jsonAnswer struct {
 	OK      bool              `json:"ok"`
 	Command string            `json:"command"`

@@ -3,7 +3,10 @@ package sts
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -59,7 +62,7 @@ func TestJSONForm(t *testing.T) {
 		{"/sts/FIND?FILENAME=a.txt&LINE=nothing&FORMAT=JSON", 404, koJSON("FIND", "Not find !", "no_match")},
 		{"/sts/INITFILE?FILENAME=nofile&FORMAT=JSON", 404, koJSON("INITFILE", "file not found !", "file_not_found")},
 		{"/sts/SAVE?FILENAME=zz&FORMAT=JSON", 404, koJSON("SAVE", "LinkedList not found !", "not_loaded")},
-		{"/sts/NOPE?FORMAT=JSON", 404, koJSON("NOPE", "unknown command !", "unknown_command")},
+		{"/sts/NOPE?FORMAT=JSON", 404, koJSON("", "unknown command !", "unknown_command")},
 		{"/sts/ADD?FILENAME=b&LINE=x&UNIQUE=TRUE&FORMAT=JSON", 409, koJSON("ADD", "ENTRY already exists !", "duplicate")},
 		{"/sts/STOP?FORMAT=JSON", 403, koJSON("STOP", "STOP is disabled on this server !", "stop_disabled")},
 	}
@@ -85,4 +88,83 @@ func TestJSONForm(t *testing.T) {
 
 func koJSON(command, message, reason string) map[string]any {
 	return map[string]any{"ok": false, "command": command, "error": message, "reason": reason}
+}
+
+func TestJSONOptInByAccept(t *testing.T) {
+	ts := startServer(t)
+	ts.get(t, "/sts/ADD?FILENAME=a&LINE=x")
+	for accept, json := range map[string]bool{
+		"application/json":                        true,
+		"Application/JSON; charset=utf-8":         true,
+		"text/html;q=0.9, application/json;q=0.1": true,
+		"text/html, application/json;q=0":         false,
+		"application/json;q=0, text/html":         false,
+		"application/json; q=0.000":               false,
+		"text/html, */*":                          false,
+		"application/jsonx, text/json":            false,
+	} {
+		a := ts.do(t, http.MethodGet, "/sts/LENGTH?FILENAME=a", "", "", "Accept", accept)
+		if got := a.header.Get("Content-Type") == "application/json"; got != json {
+			t.Errorf("Accept: %s: %s %q", accept, a.header.Get("Content-Type"), a.body)
+		}
+	}
+}
+
+func TestJSONCommandIsACommandOrEmpty(t *testing.T) {
+	ts := startServer(t)
+	// "command" names the command a request ran; a request that runs none has "".
+	for _, tt := range []struct {
+		target, command string
+		status          int
+	}{
+		{"/sts/LENGTH?FILENAME=a&FORMAT=JSON", "LENGTH", http.StatusNotFound},
+		{"/?FORMAT=JSON", "", http.StatusNotFound},
+		{"/sts/NOPE/READ?FORMAT=JSON", "", http.StatusNotFound},
+		{"/sts/read?FORMAT=JSON", "", http.StatusNotFound},
+		{"/sts/READ?FILENAME=%zz", "", http.StatusBadRequest},
+	} {
+		status, m := ts.getJSON(t, tt.target, true)
+		if status != tt.status || m["command"] != tt.command {
+			t.Errorf("%s: %d %v, want %d and command %q", tt.target, status, m, tt.status, tt.command)
+		}
+	}
+	// PUT does not reach ADD: an unknown command too.
+	a := ts.do(t, http.MethodPut, "/sts/ADD?FILENAME=a&LINE=x&FORMAT=JSON", "", "")
+	if a.status != http.StatusNotFound || !strings.Contains(a.body, `"command":""`) {
+		t.Errorf("PUT ADD: %d %s", a.status, a.body)
+	}
+}
+
+func TestJSONFileErrors(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.AddTimestamp = false })
+	if err := os.Mkdir(filepath.Join(ts.dir, "adir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ts.get(t, "/sts/ADD?FILENAME=adir&LINE=x")
+	ts.get(t, "/sts/ADD?FILENAME=&LINE=x")
+	ts.get(t, "/sts/ADD?FILENAME=a%00b&LINE=x")
+	ts.get(t, "/sts/ADD?FILENAME=ok&LINE=x")
+	long := strings.Repeat("%E2%82%AC", 128) // 128 characters, 384 bytes: too long for the file system
+	ts.get(t, "/sts/ADD?FILENAME="+long+"&LINE=x")
+	// A name that leads to something that is no data file is the client's mistake: 400.
+	for target, message := range map[string]string{
+		"/sts/INITFILE?FILENAME=adir": "adir (Is a directory)",
+		"/sts/INITFILE?FILENAME=":     ". (Is a directory)",
+		"/sts/SAVE?FILENAME=adir":     "adir (Is a directory)",
+		"/sts/SAVE?FILENAME=":         ". (Is a directory)",
+		"/sts/SAVE?FILENAME=a%00b":    "Invalid file path",
+		"/sts/SAVE?FILENAME=" + long:  strings.Repeat("€", 128) + " (File name too long)",
+	} {
+		status, m := ts.getJSON(t, target+"&FORMAT=JSON", false)
+		if status != http.StatusBadRequest || m["reason"] != "file_error" || m["error"] != message {
+			t.Errorf("%s: %d %v, want 400 file_error %q", target, status, m, message)
+		}
+	}
+	// A dataset directory that is gone is the server's failure: 500.
+	if err := os.RemoveAll(ts.dir); err != nil {
+		t.Fatal(err)
+	}
+	if status, m := ts.getJSON(t, "/sts/SAVE?FILENAME=ok&FORMAT=JSON", false); status != http.StatusInternalServerError || m["reason"] != "io_error" {
+		t.Errorf("SAVE into a missing directory: %d %v", status, m)
+	}
 }

@@ -67,7 +67,10 @@ const (
 	reasonRegex            = "regex_error"
 	reasonRegexTimeout     = "regex_timeout"
 	reasonRegexTooComplex  = "regex_too_complex"
+	reasonRegexTooLong     = "regex_too_long"
+	reasonRegexTooCostly   = "regex_too_costly"
 	reasonFileNotFound     = "file_not_found"
+	reasonFileError        = "file_error"
 	reasonIO               = "io_error"
 	reasonUnknownCommand   = "unknown_command"
 	reasonStopDisabled     = "stop_disabled"
@@ -115,6 +118,6 @@ func koLimit(command, limit string, max int64) reply {
 	return ko(command, status, reasonLimit, fmt.Sprintf("Limit exceeded: %s=%d !", limit, max))
 }
 
-func koUnknownCommand(command string) reply {
-	return ko(command, http.StatusNotFound, reasonUnknownCommand, "unknown command !")
+func koUnknownCommand() reply {
+	return ko("", http.StatusNotFound, reasonUnknownCommand, "unknown command !")
 }

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"mime/multipart"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -104,18 +106,31 @@ func parseForm(contentType string, body []byte, params map[string]string) *reque
 		}
 		return nil
 	}
-	_, boundary, found := strings.Cut(contentType, "boundary=")
+	boundary, found := multipartBoundary(contentType)
 	if !found {
 		return &requestError{status: http.StatusBadRequest, message: multipartNoBoundary, plain: true}
-	}
-	boundary = strings.TrimSpace(boundary)
-	if unquoted, ok := strings.CutPrefix(boundary, `"`); ok {
-		boundary = strings.TrimSuffix(unquoted, `"`)
 	}
 	if err := parseMultipart(body, boundary, params); err != nil {
 		return &requestError{status: http.StatusBadRequest, message: "Malformed multipart/form-data body : " + err.Error()}
 	}
 	return nil
+}
+
+// multipartBoundary returns the boundary parameter of a multipart Content-Type, which may be
+// followed by others (JMeter's HC4 sampler sends "boundary=X; charset=UTF-8"). A header that mime
+// cannot parse, such as one with an unquoted boundary holding '/' or '=', is read as the original
+// reads every header: the boundary is the rest of it after "boundary=", unquoted.
+func multipartBoundary(contentType string) (string, bool) {
+	if _, params, err := mime.ParseMediaType(contentType); err == nil {
+		boundary, found := params["boundary"]
+		return boundary, found
+	}
+	_, boundary, found := strings.Cut(contentType, "boundary=")
+	boundary = strings.TrimSpace(boundary)
+	if unquoted, ok := strings.CutPrefix(boundary, `"`); ok {
+		boundary = strings.TrimSuffix(unquoted, `"`)
+	}
+	return boundary, found
 }
 
 // lineBreaks removes line terminators: the original reads a part line by line and joins the
@@ -147,16 +162,19 @@ func parseMultipart(body []byte, boundary string, params map[string]string) erro
 	}
 }
 
-// wantsJSON reports whether the client opted in to the JSON form: an Accept header naming
-// application/json, or the parameter FORMAT=JSON.
+// wantsJSON reports whether the client opted in to the JSON form: the parameter FORMAT=JSON, or an
+// Accept header naming application/json with a q above 0 (q=0 means "not acceptable"; no q, 1).
 func wantsJSON(r *http.Request, params map[string]string) bool {
 	if params["FORMAT"] == "JSON" {
 		return true
 	}
 	for _, accept := range r.Header.Values("Accept") {
 		for _, mediaRange := range strings.Split(accept, ",") {
-			mediaType, _, _ := strings.Cut(mediaRange, ";")
-			if strings.EqualFold(strings.TrimSpace(mediaType), "application/json") {
+			mediaType, mediaParams, err := mime.ParseMediaType(mediaRange)
+			if mediaType != "application/json" || err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+				continue
+			}
+			if q, err := strconv.ParseFloat(mediaParams["q"], 64); err != nil || q > 0 {
 				return true
 			}
 		}

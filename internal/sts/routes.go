@@ -67,15 +67,27 @@ func (rt route) allows(method string) bool {
 	return false
 }
 
-// dispatch runs the command that the decoded path names. Routing compares the whole path
+// commandOf returns the command a request runs: HELP for the help page, the name of a route that
+// answers to the request's method, or "" for an unknown command. Routing compares the whole path
 // exactly, so /sts/read, /sts/READ/ and /STS/READ are unknown commands.
-func (s *Server) dispatch(req *request) reply {
+func commandOf(req *request) string {
 	if req.path == "/sts" || req.path == commandPrefix {
-		return s.help()
+		return cmdHelp
 	}
 	name, isCommand := strings.CutPrefix(req.path, commandPrefix)
 	if rt, found := routes[name]; isCommand && found && rt.allows(req.method) {
-		return rt.run(s, req)
+		return name
 	}
-	return koUnknownCommand(name)
+	return ""
+}
+
+// dispatch runs the command the request names.
+func (s *Server) dispatch(req *request, command string) reply {
+	switch command {
+	case cmdHelp:
+		return s.help()
+	case "":
+		return koUnknownCommand()
+	}
+	return routes[command].run(s, req)
 }

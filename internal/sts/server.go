@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,12 +121,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusBadRequest, "BAD REQUEST: Syntax error.")
 		return
 	}
+	// net/http leaves out the body of an answer, and keeps the connection in step, only for the
+	// method spelt exactly "HEAD", which it reads from this Request: a "head" must count as one.
+	r.Method = method
 	req, err := s.parseRequest(w, r, method)
 	if err != nil {
 		s.writeRequestError(w, r, err)
 		return
 	}
-	command := strings.TrimPrefix(req.path, commandPrefix)
+	command := commandOf(req)
 	if !s.authorized(r, req.params) {
 		s.refuse(w, req, ko(command, http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"))
 		return
@@ -141,7 +143,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	}
 	start := time.Now()
-	rep := s.dispatch(req)
+	rep := s.dispatch(req, command)
 	s.write(w, req, rep, http.StatusOK)
 	s.metrics.ObserveCommand(metricName(rep.command), rep.fail == nil, time.Since(start))
 	if rep.command == cmdStop && rep.fail == nil {
@@ -178,17 +180,17 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		params["TOKEN"] = token[len(token)-1]
 	}
 	if s.cfg.MetricsAuth && !s.authorized(r, params) {
-		s.refuse(w, &request{json: wantsJSON(r, nil)}, ko("metrics", http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"))
+		s.refuse(w, &request{json: wantsJSON(r, nil)}, ko("", http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"))
 		return
 	}
 	s.metrics.Handler().ServeHTTP(w, r)
 }
 
-// metricName is the command label of the metrics: the command, or UNKNOWN for any other path,
-// so that clients cannot make up label values.
+// metricName is the command label of the metrics: the command, or UNKNOWN for an unknown one. A
+// reply's command is always one of the protocol's names or "", so clients cannot make up labels.
 func metricName(command string) string {
-	if _, known := routes[command]; known || command == cmdHelp {
-		return command
+	if command == "" {
+		return "UNKNOWN"
 	}
-	return "UNKNOWN"
+	return command
 }

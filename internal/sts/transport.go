@@ -5,6 +5,9 @@ import (
 	"net/http"
 )
 
+// netHTTPHeadSlack is what net/http accepts beyond http.Server.MaxHeaderBytes (its "bufio slop").
+const netHTTPHeadSlack = 4096
+
 // HTTPServer returns the net/http server that serves Handler on addr with the transport limits
 // the original lacks: request heads up to MaxHeaderBytes (net/http answers a larger one with
 // 431 before any command runs, so nothing is executed twice), and timeouts that drop clients
@@ -14,7 +17,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 	return &http.Server{
 		Addr:                         addr,
 		Handler:                      s.handler,
-		MaxHeaderBytes:               MaxHeaderBytes,
+		MaxHeaderBytes:               MaxHeaderBytes - netHTTPHeadSlack,
 		ReadHeaderTimeout:            s.cfg.ReadHeaderTimeout,
 		ReadTimeout:                  s.cfg.ReadTimeout,
 		IdleTimeout:                  s.cfg.IdleTimeout,

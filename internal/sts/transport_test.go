@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,4 +162,50 @@ func TestSlowAndIdleClientsAreDropped(t *testing.T) {
 		expectClosed(t, conn, 3*time.Second)
 	})
 	ts.expect(t, "/sts/LENGTH?FILENAME=slow", koBody("slow not loaded yet !"))
+}
+
+func TestHeadInAnyCaseSendsNoBody(t *testing.T) {
+	ts := startServer(t)
+	ts.loadList(t, "months.csv", "Jan", "Feb", "Mar", "Apr", "May", "June")
+	conn, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Each HEAD's answer is headers only, so the GET's answer follows it on the connection.
+	reqs := []string{
+		"head /sts/LENGTH?FILENAME=months.csv HTTP/1.1\r\nHost: x\r\n\r\n",
+		"HeAd /sts/LENGTH?FILENAME=months.csv HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /sts/LENGTH?FILENAME=months.csv HTTP/1.1\r\nHost: x\r\n\r\n",
+	}
+	if _, err := io.WriteString(conn, strings.Join(reqs, "")); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	r := bufio.NewReader(conn)
+	for _, req := range reqs[:2] {
+		a := readAnswer(t, r, "HEAD"+req[4:]) // read as the HEAD it is: headers only
+		if a.status != http.StatusOK || a.header.Get("Content-Length") != strconv.Itoa(len(okBody("6"))) {
+			t.Errorf("%.4s: %d, Content-Length %q", req, a.status, a.header.Get("Content-Length"))
+		}
+	}
+	if a := readAnswer(t, r, reqs[2]); a.body != okBody("6") {
+		t.Errorf("GET after the HEADs: %d %q", a.status, a.body)
+	}
+}
+
+func TestHeadLimitIsExactly64KiB(t *testing.T) {
+	ts := startServer(t)
+	// head returns a request head of exactly size bytes that adds a line to the list h.
+	head := func(size int) string {
+		start, end := "GET /sts/ADD?FILENAME=h&LINE=", " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+		return start + strings.Repeat("x", size-len(start)-len(end)) + end
+	}
+	if a := raw(t, ts.addr, head(MaxHeaderBytes)); a.status != http.StatusOK || a.body != okBody("") {
+		t.Errorf("a head of %d bytes: %d %.100q", MaxHeaderBytes, a.status, a.body)
+	}
+	if a := raw(t, ts.addr, head(MaxHeaderBytes+1)); a.status != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a head of %d bytes: %d %.100q", MaxHeaderBytes+1, a.status, a.body)
+	}
+	ts.expect(t, "/sts/LENGTH?FILENAME=h", okBody("1"))
 }

@@ -78,6 +78,12 @@ func utf16Len(r rune) int {
 type FileError struct {
 	Path   string
 	Reason string
+	// BadName says that the name leads to something that cannot be a data
+	// file (a directory, a device, a name too long for the file system, a link
+	// loop or a dangling link out of the dataset directory): the caller chose a
+	// wrong name. Otherwise the file system failed (permissions, a full disk,
+	// a missing dataset directory, ...).
+	BadName bool
 }
 
 func (e *FileError) Error() string { return e.Path + " (" + e.Reason + ")" }
@@ -86,18 +92,32 @@ func (e *FileError) Error() string { return e.Path + " (" + e.Reason + ")" }
 // path, with the operating system's text for it ("Permission denied") and
 // never the absolute path the error carries.
 func fileError(path string, err error) *FileError {
+	fe := &FileError{Path: path, BadName: badName(err)}
 	var errno syscall.Errno
 	if !errors.As(err, &errno) {
 		var pathErr *fs.PathError
 		if errors.As(err, &pathErr) {
 			err = pathErr.Err
 		}
-		return &FileError{Path: path, Reason: err.Error()}
+		fe.Reason = err.Error()
+		return fe
 	}
 	// Go's texts for errno values are glibc's, lower-cased.
 	reason := []rune(errno.Error())
 	reason[0] = unicode.ToUpper(reason[0])
-	return &FileError{Path: path, Reason: string(reason)}
+	fe.Reason = string(reason)
+	return fe
+}
+
+// badName reports whether err says that a name leads to something that cannot
+// be a data file, rather than that the file system failed.
+func badName(err error) bool {
+	for _, e := range []error{errLinkOutside, syscall.EISDIR, syscall.ENAMETOOLONG, syscall.ELOOP, syscall.ENOTDIR} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // TooLargeError is a file larger than the most bytes a caller accepts: it is
@@ -138,11 +158,11 @@ func readLines(path, shown string, cs Charset, maxBytes int64) ([]string, error)
 		return nil, ErrFileNotFound // Java's File.exists() is false whatever stat's error
 	}
 	if info.IsDir() {
-		return nil, &FileError{Path: shown, Reason: "Is a directory"}
+		return nil, &FileError{Path: shown, Reason: "Is a directory", BadName: true}
 	}
 	if !info.Mode().IsRegular() {
 		// Unlike Java, which would block on a FIFO or read a device forever.
-		return nil, &FileError{Path: shown, Reason: "Not a regular file"}
+		return nil, &FileError{Path: shown, Reason: "Not a regular file", BadName: true}
 	}
 	if maxBytes > 0 && info.Size() > maxBytes {
 		return nil, &TooLargeError{Size: info.Size(), Max: maxBytes}

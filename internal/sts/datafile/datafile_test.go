@@ -135,9 +135,9 @@ func TestReadLinesErrors(t *testing.T) {
 		"case-sensitive":   {"A", ErrFileNotFound},
 		"dangling symlink": {"dangling", ErrFileNotFound},
 		"too long for OS":  {strings.Repeat("x", 300), ErrFileNotFound},
-		"directory":        {"adir", &FileError{"adir", "Is a directory"}},
-		"dataset dir":      {"", &FileError{".", "Is a directory"}},
-		"FIFO":             {"fifo", &FileError{"fifo", "Not a regular file"}},
+		"directory":        {"adir", &FileError{Path: "adir", Reason: "Is a directory", BadName: true}},
+		"dataset dir":      {"", &FileError{Path: ".", Reason: "Is a directory", BadName: true}},
+		"FIFO":             {"fifo", &FileError{Path: "fifo", Reason: "Not a regular file", BadName: true}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -159,7 +159,7 @@ func TestReadLinesPermissionDenied(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "secret.csv"), []byte("x"), 0o000))
 	_, err := ReadLines(dir, "secret.csv", Charset{}, 0)
-	if want := (&FileError{"secret.csv", "Permission denied"}); !reflect.DeepEqual(err, want) {
+	if want := (&FileError{Path: "secret.csv", Reason: "Permission denied"}); !reflect.DeepEqual(err, want) {
 		t.Errorf("ReadLines = %v, want %v", err, want)
 	}
 }
@@ -193,7 +193,7 @@ func TestReadLinesFrom(t *testing.T) {
 	if _, err := ReadLinesFrom(filepath.Join(dir, "gone.csv"), Charset{}, 0); err != ErrFileNotFound {
 		t.Errorf("missing file: %v, want ErrFileNotFound", err)
 	}
-	if _, err := ReadLinesFrom(dir, Charset{}, 0); !reflect.DeepEqual(err, &FileError{dir, "Is a directory"}) {
+	if _, err := ReadLinesFrom(dir, Charset{}, 0); !reflect.DeepEqual(err, &FileError{Path: dir, Reason: "Is a directory", BadName: true}) {
 		t.Errorf("directory: %v", err)
 	}
 }

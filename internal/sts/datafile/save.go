@@ -3,6 +3,7 @@ package datafile
 import (
 	"bufio"
 	"errors"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -28,11 +29,16 @@ func TimestampedName(t time.Time, name string) string {
 // The write is atomic: the lines go to a temporary file in the target's
 // directory, which is synced and renamed over the target, then the directory
 // is synced. If anything fails before the rename, the target is unchanged and
-// the temporary file removed. A symbolic link is written through (its target
-// is replaced) and an existing target keeps its permissions.
+// the temporary file removed. An existing target keeps its permissions.
 //
-// A name holding NUL gives ErrInvalidPath; a target that is a directory, or
-// any I/O failure, a *FileError.
+// A symbolic link is written through, as Java's FileOutputStream writes: the
+// file it leads to is replaced and the link stays. A link to an existing file
+// is followed wherever it points. A dangling link makes the file it names,
+// but only inside dir: one leading elsewhere is refused, so that a link
+// cannot make SAVE create files outside the dataset directory.
+//
+// A name holding NUL gives ErrInvalidPath; a target that is a directory, a
+// dangling link out of dir, or any I/O failure, a *FileError.
 func Save(dir, name string, lines []string, cs Charset) error {
 	if strings.ContainsRune(name, 0) {
 		return ErrInvalidPath
@@ -43,14 +49,14 @@ func Save(dir, name string, lines []string, cs Charset) error {
 	}
 	target := filepath.Join(dir, name)
 	if info, err := os.Lstat(target); err == nil && info.Mode()&os.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(target); err != nil {
+		if target, err = linkTarget(dir, target); err != nil {
 			return fileError(shown, err)
 		}
 	}
 	var keepMode *os.FileMode // an existing target's permissions
 	if info, err := os.Stat(target); err == nil {
 		if info.IsDir() {
-			return &FileError{Path: shown, Reason: "Is a directory"}
+			return &FileError{Path: shown, Reason: "Is a directory", BadName: true}
 		}
 		mode := info.Mode().Perm()
 		keepMode = &mode
@@ -62,6 +68,54 @@ func Save(dir, name string, lines []string, cs Charset) error {
 		return fileError(shown, err)
 	}
 	return nil
+}
+
+// errLinkOutside is a dangling link that leads out of the dataset directory.
+//
+//lint:ignore ST1005 shown to clients as Java shows a reason: "x.csv (Dangling link ...)"
+var errLinkOutside = errors.New("Dangling link leads outside the dataset directory")
+
+// maxLinkHops is how many links a chain may hold, as Linux allows (then ELOOP).
+const maxLinkHops = 40
+
+// linkTarget returns the path of the file that the symbolic link at path
+// leads to: the file itself if it exists; for a dangling link, the missing
+// file at the end of the chain, if its directory is inside dir (else
+// errLinkOutside).
+func linkTarget(dir, path string) (string, error) {
+	for hops := 0; ; hops++ {
+		next, err := os.Readlink(path)
+		if err != nil {
+			break // path is no link: the file, or where it is missing
+		}
+		if hops == maxLinkHops {
+			return "", syscall.ELOOP
+		}
+		if !filepath.IsAbs(next) {
+			// Relative to the real directory of the link, as the kernel reads it.
+			linkDir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return "", err
+			}
+			next = filepath.Join(linkDir, next)
+		}
+		path = next
+	}
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return path, err
+	}
+	parent, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return "", err
+	}
+	root, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(root, parent); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", errLinkOutside
+	}
+	return filepath.Join(parent, filepath.Base(path)), nil
 }
 
 // replace writes the lines to a temporary file next to target and renames it

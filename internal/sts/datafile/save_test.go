@@ -89,6 +89,44 @@ func TestSaveWritesThroughSymlink(t *testing.T) {
 	assertOnlyFiles(t, filepath.Join(dir, "data"), "real.csv")
 }
 
+func TestSaveThroughDanglingLinks(t *testing.T) {
+	root := t.TempDir()
+	dir, outside := filepath.Join(root, "data"), filepath.Join(root, "elsewhere")
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, os.Mkdir(outside, 0o755))
+	must(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	link := func(name, target string) { must(t, os.Symlink(target, filepath.Join(dir, name))) }
+	link("new.csv", filepath.Join("sub", "made.csv"))
+	link("subdir", "sub")
+	link("via-dir.csv", filepath.Join("subdir", "..", "top.csv")) // ".." of the real directory
+	link("out.csv", filepath.Join(outside, "x.csv"))
+	link("up.csv", filepath.Join("..", "elsewhere", "y.csv"))
+	link("loop1.csv", "loop2.csv")
+	link("loop2.csv", "loop1.csv")
+
+	for name, want := range map[string]string{"new.csv": "sub/made.csv", "via-dir.csv": "top.csv"} {
+		must(t, Save(dir, name, []string{name}, Charset{}))
+		if got, err := os.ReadFile(filepath.Join(dir, want)); err != nil || string(got) != name+"\n" {
+			t.Errorf("Save(%q) wrote %q to %s, %v", name, got, want, err)
+		}
+	}
+	for name, want := range map[string]*FileError{
+		"out.csv":   {Path: "out.csv", Reason: "Dangling link leads outside the dataset directory", BadName: true},
+		"up.csv":    {Path: "up.csv", Reason: "Dangling link leads outside the dataset directory", BadName: true},
+		"loop1.csv": {Path: "loop1.csv", Reason: "Too many levels of symbolic links", BadName: true},
+	} {
+		if err := Save(dir, name, []string{"x"}, Charset{}); !reflect.DeepEqual(err, want) {
+			t.Errorf("Save(%q) = %#v, want %#v", name, err, want)
+		}
+	}
+	assertOnlyFiles(t, outside)
+	for _, name := range []string{"new.csv", "via-dir.csv", "out.csv"} {
+		if info, err := os.Lstat(filepath.Join(dir, name)); err != nil || info.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a link: %v", name, err)
+		}
+	}
+}
+
 func TestSaveRefuses(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.Mkdir(filepath.Join(dir, "adir"), 0o755))
@@ -96,10 +134,10 @@ func TestSaveRefuses(t *testing.T) {
 		name string
 		want error
 	}{
-		"a directory":     {"adir", &FileError{"adir", "Is a directory"}},
-		"the dataset dir": {"", &FileError{".", "Is a directory"}},
+		"a directory":     {"adir", &FileError{Path: "adir", Reason: "Is a directory", BadName: true}},
+		"the dataset dir": {"", &FileError{Path: ".", Reason: "Is a directory", BadName: true}},
 		"NUL":             {"a\x00b", ErrInvalidPath},
-		"name too long":   {strings.Repeat("x", 300), &FileError{strings.Repeat("x", 300), "File name too long"}},
+		"name too long":   {strings.Repeat("x", 300), &FileError{Path: strings.Repeat("x", 300), Reason: "File name too long", BadName: true}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -115,7 +153,7 @@ func TestSaveRefuses(t *testing.T) {
 func TestSaveIntoMissingDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gone")
 	err := Save(dir, "out.csv", []string{"x"}, Charset{})
-	if want := (&FileError{"out.csv", "No such file or directory"}); !reflect.DeepEqual(err, want) {
+	if want := (&FileError{Path: "out.csv", Reason: "No such file or directory"}); !reflect.DeepEqual(err, want) {
 		t.Errorf("Save = %v, want %v", err, want)
 	}
 }

@@ -9,6 +9,11 @@ type charSet struct {
 	body    string // members inside a regexp2 class: `a-z\p{Lu}`
 	negated bool   // the set is everything not in body
 	expr    string // if set, an expression matching one character of the set; body and negated are unused
+	// ahead, if set, is lookaheads a character must also pass: the set is an
+	// intersection. A chain a&&b&&c... appends to it and so stays flat, where
+	// nesting each intersection in the next would cost regexp2 time that grows
+	// faster than the chain.
+	ahead string
 }
 
 // everything is the set of all characters.
@@ -19,6 +24,8 @@ func members(body string) charSet { return charSet{body: body} }
 // pattern returns the regexp2 expression that matches one character of s.
 func (s charSet) pattern() string {
 	switch {
+	case s.ahead != "":
+		return "(?:" + s.ahead + s.withoutAhead().pattern() + ")"
 	case s.expr != "":
 		return s.expr
 	case s.body == "" && s.negated:
@@ -32,14 +39,23 @@ func (s charSet) pattern() string {
 	}
 }
 
-func (s charSet) isEmpty() bool { return s.expr == "" && s.body == "" && !s.negated }
+func (s charSet) withoutAhead() charSet {
+	s.ahead = ""
+	return s
+}
+
+// simple reports whether s is only a class body, which merges and complements
+// as text.
+func (s charSet) simple() bool { return s.expr == "" && s.ahead == "" }
+
+func (s charSet) isEmpty() bool { return s.simple() && s.body == "" && !s.negated }
 
 func (s charSet) complement() charSet {
-	if s.expr == "" {
+	if s.simple() {
 		s.negated = !s.negated
 		return s
 	}
-	return charSet{expr: `(?:(?!` + s.expr + `)[\s\S])`}
+	return charSet{expr: `(?:(?!` + s.pattern() + `)[\s\S])`}
 }
 
 func union(a, b charSet) charSet {
@@ -48,17 +64,19 @@ func union(a, b charSet) charSet {
 		return b
 	case b.isEmpty():
 		return a
-	case a.expr == "" && b.expr == "" && !a.negated && !b.negated:
+	case a.simple() && b.simple() && !a.negated && !b.negated:
 		return members(a.body + b.body)
 	default:
 		return charSet{expr: "(?:" + a.pattern() + "|" + b.pattern() + ")"}
 	}
 }
 
-// intersect uses a lookahead rather than regexp2's class subtraction, which
-// ignores (?i) on the subtracted part.
+// intersect uses lookaheads rather than regexp2's class subtraction, which
+// ignores (?i) on the subtracted part: a character of both sets passes a's
+// lookaheads, a itself as a lookahead, b's lookaheads, then matches b.
 func intersect(a, b charSet) charSet {
-	return charSet{expr: "(?:(?=" + a.pattern() + ")" + b.pattern() + ")"}
+	b.ahead = a.ahead + "(?=" + a.withoutAhead().pattern() + ")" + b.ahead
+	return b
 }
 
 // Java's predefined classes. Without the U flag \d \w \s are ASCII.
@@ -266,6 +284,11 @@ func (t *translator) classItem() (set charSet, single bool, err error) {
 			}
 			if hi < lo {
 				return charSet{}, false, t.fail("illegal character range")
+			}
+			if t.flags&caseInsensitive != 0 {
+				if t.folded += int(hi-lo) + 1; t.folded > MaxCaseFoldedChars {
+					return charSet{}, false, ErrTooCostly
+				}
 			}
 			return members(literal(lo) + "-" + literal(hi)), false, nil
 		}

@@ -14,8 +14,16 @@
 // quantifiers become atomic groups; \h, \v, \R, octal, \x{...} and \cX
 // escapes are Java's; comments mode (?x) is applied by the translator.
 // Back-references, look-ahead, look-behind, atomic groups and (?i) are
-// regexp2's own. Every match stops after the time limit given to Compile
-// (ErrTimeout), so a catastrophic pattern costs a bounded amount of CPU.
+// regexp2's own.
+//
+// The cost is bounded. The matches of one Regexp share the time limit given
+// to Compile and stop once it is spent (ErrTimeout), so a catastrophic
+// pattern costs about that much CPU over a whole scan, not per line. Compile
+// itself refuses, before any work, a pattern longer than MaxPatternBytes
+// (ErrTooLong), and a pattern whose case-insensitive ranges are so wide that
+// regexp2 would take seconds to fold them (ErrTooCostly); what it accepts
+// compiles in a few hundred milliseconds at worst (16 KiB of \b, or of
+// nested look-aheads).
 //
 // # Differences from Java
 //

@@ -193,6 +193,14 @@ var javaCases = []struct {
 	{`^[a-z&&[^aeiou]]+$`, "strength", false, false},
 	{`[a-c&&b-d&&c]`, "c", true, true},
 	{`[a-c&&b-d&&c]`, "b", false, false},
+	{`[[a-c]&&[b-d]&&[c-e]]`, "c", true, true}, // left operands that are intersections
+	{`[[a-c]&&[b-d]&&[c-e]]`, "b", false, false},
+	{`[^a-c&&b-d&&c]`, "c", false, false},
+	{`[^a-c&&b-d&&c]`, "b", true, true},
+	{`(?<=[a-c&&b-d&&c])x`, "cx", true, false},
+	{`(?<=[a-c&&b-d&&c])x`, "bx", false, false},
+	{`[a-c&&[b-d&&c][x]]`, "x", false, false}, // an intersection in a union
+	{`[a-c&&[b-d&&c][x]]`, "c", true, true},
 	{`[a-z&&[aeiou]xyz]`, "x", true, true}, // Java's right operand: the rest replaces [aeiou]
 	{`[^a&&b]`, "a", true, true},           // ^ complements the whole intersection
 	{`[^a-z&&b]`, "c", true, true},
@@ -345,7 +353,7 @@ func TestPropertyTables(t *testing.T) {
 	}
 	for _, table := range []map[string]charSet{unicodeProperties, posixUnicode, javaProperties} {
 		for name, set := range table {
-			if _, err := compile(set.pattern(), testTimeout); err != nil {
+			if _, err := compile(set.pattern()); err != nil {
 				t.Errorf("%s: %v", name, err)
 			}
 		}
@@ -353,23 +361,91 @@ func TestPropertyTables(t *testing.T) {
 }
 
 func TestCatastrophicPatternTimesOut(t *testing.T) {
-	re, err := Compile(`(a+)+$`, 50*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
 	input := strings.Repeat("a", 40) + "!"
-	if _, err := re.Find(input); !errors.Is(err, ErrTimeout) {
-		t.Errorf("Find = %v, want ErrTimeout", err)
-	}
-	if _, err := re.Match(input); !errors.Is(err, ErrTimeout) {
-		t.Errorf("Match = %v, want ErrTimeout", err)
+	for _, run := range []func(*Regexp, string) (bool, error){(*Regexp).Find, (*Regexp).Match} {
+		re, err := Compile(`(a+)+$`, 50*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := run(re, input); !errors.Is(err, ErrTimeout) {
+			t.Errorf("match = %v, want ErrTimeout", err)
+		}
+		// The time limit is spent: every later match times out at once.
+		if _, err := run(re, "aaa"); !errors.Is(err, ErrTimeout) {
+			t.Errorf(`after a timeout, match("aaa") = %v, want ErrTimeout`, err)
+		}
 	}
 	if strings.Contains(ErrTimeout.Error(), input) {
 		t.Error("the timeout error quotes the input")
 	}
 	// The same pattern answers normally on input that does not explode.
+	re, err := Compile(`(a+)+$`, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ok, err := re.Find("aaa"); err != nil || !ok {
 		t.Errorf(`Find("aaa") = %v, %v`, ok, err)
+	}
+}
+
+func TestMatchesShareTheTimeLimit(t *testing.T) {
+	const limit = 200 * time.Millisecond
+	// Lines that each take a fraction of the limit: one match each would never time out, but
+	// together they do, as soon as the limit is spent.
+	probe, err := Compile(`(a+)+$`, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	var cost time.Duration
+	for n := 10; cost < limit/8; n++ {
+		line = strings.Repeat("a", n) + "!"
+		start := time.Now()
+		if _, err := probe.Find(line); err != nil {
+			t.Fatal(err)
+		}
+		cost = time.Since(start)
+	}
+	re, err := Compile(`(a+)+$`, limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	matches := 0
+	for ; matches < 1000; matches++ {
+		if _, err := re.Find(line); err != nil {
+			if !errors.Is(err, ErrTimeout) {
+				t.Fatalf("match %d: %v", matches, err)
+			}
+			break
+		}
+	}
+	if want := int(limit / cost); matches > 2*want+1 {
+		t.Errorf("%d matches of %v each ran within a limit of %v", matches, cost, limit)
+	}
+}
+
+func TestCompileRefusesCostlyPatterns(t *testing.T) {
+	long := strings.Repeat("a", MaxPatternBytes+1)
+	if _, err := Compile(long, testTimeout); !errors.Is(err, ErrTooLong) {
+		t.Errorf("a pattern of %d bytes: %v, want ErrTooLong", len(long), err)
+	}
+	if _, err := Compile(long[1:], testTimeout); err != nil {
+		t.Errorf("a pattern of %d bytes: %v", MaxPatternBytes, err)
+	}
+	for pattern, costly := range map[string]bool{
+		`(?i)[\x{0}-\x{10FFFF}]`:                                               false,
+		"(?i)" + strings.Repeat(`[\x{0}-\uFFFF]`, 32):                          false, // 2 Mi characters
+		"(?i)" + strings.Repeat(`[\x{0}-\uFFFF]`, 32) + "[a-b]":                true,
+		`(?i)[\x{0}-\x{10FFFF}]{3}[^\x{0}-\uFFFF]`:                             false, // each written once
+		`(?i)[\x{0}-\x{10FFFF}]a[^\x{0}-\x{10FFFF}]`:                           true,  // negated or not
+		`(?i)[\x{0}-\x{10FFFF}&&[\x{0}-\x{10FFFF}]]`:                           true,
+		`(?i:[\x{0}-\x{10FFFF}])[\x{0}-\x{10FFFF}][\x{0}-\x{10FFFF}]`:          false, // only one is case-insensitive
+		`[\x{0}-\x{10FFFF}](?i)[a-z](?-i)[\x{0}-\x{10FFFF}][\x{0}-\x{10FFFF}]`: false,
+	} {
+		_, err := Compile(pattern, testTimeout)
+		if costly != errors.Is(err, ErrTooCostly) || !costly && err != nil {
+			t.Errorf("%s: %v", pattern, err)
+		}
 	}
 }
 

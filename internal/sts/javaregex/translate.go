@@ -53,6 +53,9 @@ type translator struct {
 	totalGroups int
 	// refAhead records that a back-reference named a group not opened yet.
 	refAhead bool
+	// folded counts the characters of the ranges written under the i flag,
+	// whose case variants regexp2 looks up one by one (ErrTooCostly).
+	folded int
 }
 
 // translate returns the regexp2 pattern equivalent to the Java pattern.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Recorder keeps a durable record of every change (the journal), so that a restarted store can
@@ -279,14 +278,7 @@ func (m *Memory) RestoreList(name string, seq uint64, lines []string) {
 // stop the store; the lists are therefore not one instant's state, which their sequence numbers
 // make up for on restore.
 func (m *Memory) Dump(emit func(name string, seq uint64, lines []string) error) error {
-	m.mu.RLock()
-	all := make([]*list, 0, len(m.lists))
-	for _, l := range m.lists {
-		all = append(all, l)
-	}
-	m.mu.RUnlock()
-	slices.SortFunc(all, func(a, b *list) int { return strings.Compare(a.name, b.name) })
-	for _, l := range all {
+	for _, l := range m.sortedLists() {
 		l.mu.Lock()
 		lines := slices.AppendSeq(make([]string, 0, l.lines.len()), l.lines.all())
 		seq := l.seq

@@ -179,12 +179,20 @@ func (m *Memory) index(pos Position, size int) int {
 // Add implements Store.
 func (m *Memory) Add(name, line string, pos Position, unique bool) error {
 	l, created := m.lookupOrCreate(name)
+	return m.bring(l, created, []string{line}, func() error { return m.addLocked(l, line, pos, unique) })
+}
+
+// bring runs apply, a change that brings lines to l (Add, Insert, Replace), as one recorded change
+// under l's lock: apply checks the limits and changes the list, or fails and changes nothing. The
+// reads waiting on the list are then offered the lines, before the lock is let go; bring returns
+// once the change is durable, with apply's error.
+func (m *Memory) bring(l *list, created bool, lines []string, apply func() error) error {
 	l.mu.Lock()
 	m.begin(l)
-	err := m.addLocked(l, line, pos, unique)
+	err := apply()
 	c := m.commit(l, created)
-	if err == nil && len(l.waiters) > 0 {
-		m.serveWaiters(l, []string{line})
+	if err == nil && len(lines) > 0 && len(l.waiters) > 0 {
+		m.serveWaiters(l, lines)
 	}
 	l.mu.Unlock()
 	if recErr := durable(c); recErr != nil {
@@ -215,17 +223,7 @@ func (m *Memory) Insert(name string, lines []string, pos Position) error {
 	if pos != First && pos != Last {
 		return fmt.Errorf("store: cannot insert at position %d, only First or Last", pos)
 	}
-	size, err := m.limits.measure(lines)
-	if err != nil {
-		return err
-	}
-	l, created, reserved, err := m.lookupOrReserve(name, len(lines), size)
-	if err != nil {
-		return err
-	}
-	l.mu.Lock()
-	m.begin(l)
-	if err = m.readmit(l.lines.len()+len(lines), size, reserved); err == nil {
+	return m.bringLines(name, lines, true, func(l *list, _ int64) {
 		if pos == First {
 			for i := len(lines) - 1; i >= 0; i-- {
 				l.insert(lines[i], First)
@@ -235,16 +233,32 @@ func (m *Memory) Insert(name string, lines []string, pos Position) error {
 				l.insert(line, Last)
 			}
 		}
+	})
+}
+
+// bringLines makes one change that brings lines, of size bytes, to the list called name (Insert,
+// Replace), creating it if needed, within the limits: the list keeps its lines or loses them
+// (keepOld), and put adds the new ones. A refused change creates no list.
+func (m *Memory) bringLines(name string, lines []string, keepOld bool, put func(l *list, size int64)) error {
+	size, err := m.limits.measure(lines)
+	if err != nil {
+		return err
 	}
-	c := m.commit(l, created)
-	if err == nil && len(lines) > 0 && len(l.waiters) > 0 {
-		m.serveWaiters(l, lines)
+	l, created, reserved, err := m.lookupOrReserve(name, len(lines), size)
+	if err != nil {
+		return err
 	}
-	l.mu.Unlock()
-	if recErr := durable(c); recErr != nil {
-		return recErr
-	}
-	return err
+	return m.bring(l, created, lines, func() error {
+		count, grow := len(lines), size-l.bytes
+		if keepOld {
+			count, grow = l.lines.len()+len(lines), size
+		}
+		if err := m.readmit(count, grow, reserved); err != nil {
+			return err
+		}
+		put(l, size)
+		return nil
+	})
 }
 
 // Ensure implements Store.
@@ -262,28 +276,7 @@ func (m *Memory) Ensure(name string) error {
 
 // Replace implements Store.
 func (m *Memory) Replace(name string, lines []string) error {
-	size, err := m.limits.measure(lines)
-	if err != nil {
-		return err
-	}
-	l, created, reserved, err := m.lookupOrReserve(name, len(lines), size)
-	if err != nil {
-		return err
-	}
-	l.mu.Lock()
-	m.begin(l)
-	if err = m.readmit(len(lines), size-l.bytes, reserved); err == nil {
-		l.replace(lines, size)
-	}
-	c := m.commit(l, created)
-	if err == nil && len(lines) > 0 && len(l.waiters) > 0 {
-		m.serveWaiters(l, lines)
-	}
-	l.mu.Unlock()
-	if recErr := durable(c); recErr != nil {
-		return recErr
-	}
-	return err
+	return m.bringLines(name, lines, false, func(l *list, size int64) { l.replace(lines, size) })
 }
 
 // Lines implements Store.
@@ -314,18 +307,23 @@ func (m *Memory) Reset(name string) (bool, error) {
 	return true, durable(c)
 }
 
-// Lengths implements Store. The map lock is let go before the list locks are taken, one at a
-// time, so a slow Find on one list never holds up the creation of another; the lengths are
-// therefore not one instant's snapshot of every list.
-func (m *Memory) Lengths() []ListLength {
+// sortedLists returns every list, sorted by name. The map lock is let go before the caller takes
+// the list locks, one at a time, so that a slow Find on one list never holds up the creation of
+// another; what the caller reads is therefore not one instant's state of every list.
+func (m *Memory) sortedLists() []*list {
 	m.mu.RLock()
 	all := make([]*list, 0, len(m.lists))
 	for _, l := range m.lists {
 		all = append(all, l)
 	}
 	m.mu.RUnlock()
-
 	slices.SortFunc(all, func(a, b *list) int { return strings.Compare(a.name, b.name) })
+	return all
+}
+
+// Lengths implements Store. The lengths are read one list at a time (sortedLists).
+func (m *Memory) Lengths() []ListLength {
+	all := m.sortedLists()
 	lengths := make([]ListLength, len(all))
 	for i, l := range all {
 		l.mu.Lock()

@@ -1,0 +1,126 @@
+package sts
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+)
+
+// slowLine returns a line on which the pattern (a+)+$ backtracks for between limit/8 and
+// limit/4, measured on this machine: each extra 'a' doubles the time.
+func slowLine(t *testing.T, limit time.Duration) (string, time.Duration) {
+	t.Helper()
+	re, err := javaregex.Compile(`(a+)+$`, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 10; n < 40; n++ {
+		line := strings.Repeat("a", n) + "!"
+		cost := time.Duration(1<<63 - 1)
+		for range 3 { // the least of three runs, so that a pause does not count
+			start := time.Now()
+			if _, err := re.Find(line); err != nil {
+				t.Fatal(err)
+			}
+			cost = min(cost, time.Since(start))
+		}
+		if cost >= limit/8 {
+			if cost > limit/4 {
+				t.Skipf("no line costs between %v and %v here (%d a's: %v)", limit/8, limit/4, n, cost)
+			}
+			return line, cost
+		}
+	}
+	t.Fatal("(a+)+$ never got slow")
+	return "", 0
+}
+
+func TestFindRegexLimitBoundsTheRequest(t *testing.T) {
+	const limit = 400 * time.Millisecond
+	ts := startServer(t, func(c *Config) { c.RegexTimeout = limit })
+	line, cost := slowLine(t, limit)
+	lines := make([]string, 80)
+	for i := range lines {
+		lines[i] = line
+	}
+	ts.loadList(t, "r", lines...)
+	scan := time.Duration(len(lines)) * cost // what a limit per line would let the scan take
+
+	start := time.Now()
+	find := ts.background(t, "/sts/FIND?FILENAME=r&FIND_MODE=REGEX_MATCH&LINE=(a%2B)%2B%24")
+	time.Sleep(limit / 4)
+	// The list's lock is held only while the FIND's matches may run.
+	lengthStart := time.Now()
+	ts.expect(t, "/sts/LENGTH?FILENAME=r", okBody("80"))
+	lengthTook := time.Since(lengthStart)
+	if body := find(); body != koBody("Regex evaluation timed out !") {
+		t.Fatalf("FIND over %d lines of %v each: %q, want the timeout", len(lines), cost, body)
+	}
+	findTook := time.Since(start)
+	// Both end near the limit, far from the scan's cost (10 to 20 times the limit).
+	if findTook > scan/3 || lengthTook > scan/3 {
+		t.Errorf("FIND took %v and LENGTH waited %v; the limit is %v and the whole scan %v", findTook, lengthTook, limit, scan)
+	}
+	t.Logf("FIND took %v, LENGTH waited %v (limit %v, scan %v)", findTook, lengthTook, limit, scan)
+	ts.expect(t, "/sts/LENGTH?FILENAME=r", okBody("80")) // nothing taken
+	// Each FIND has a limit of its own.
+	ts.get(t, "/sts/ADD?FILENAME=r&LINE=aaa")
+	ts.expect(t, "/sts/FIND?FILENAME=r&FIND_MODE=REGEX_MATCH&LINE=(a%2B)%2B%24", okBody("aaa"))
+}
+
+func TestFindRefusesHugeRegex(t *testing.T) {
+	ts := startServer(t)
+	ts.loadList(t, "rx", "a", "b")
+	find := func(pattern string, json bool) answer {
+		t.Helper()
+		form := url.Values{"FILENAME": {"rx"}, "FIND_MODE": {"REGEX_FIND"}, "LINE": {pattern}}
+		var header []string
+		if json {
+			header = []string{"Accept", "application/json"}
+		}
+		return ts.do(t, http.MethodPost, "/sts/FIND", "application/x-www-form-urlencoded", form.Encode(), header...)
+	}
+	tooLong := koBody("Regex longer than " + strconv.Itoa(javaregex.MaxPatternBytes) + " bytes !")
+	// The audit's 20 000 nested look-aheads took seconds to compile; they are refused unread.
+	nested := strings.Repeat("(?=", 20000) + "a" + strings.Repeat(")", 20000)
+	start := time.Now()
+	if a := find(nested, false); a.body != tooLong {
+		t.Errorf("20 000 nested look-aheads: %.200q", a.body)
+	}
+	if took := time.Since(start); took > ts.cfg.RegexTimeout {
+		t.Errorf("refusing a long pattern took %v", took)
+	}
+	if a := find(nested, true); a.status != http.StatusBadRequest || !strings.Contains(a.body, `"reason":"regex_too_long"`) {
+		t.Errorf("JSON: %d %s", a.status, a.body)
+	}
+	// Up to the limit, a pattern is compiled; a long chain of class intersections compiles fast.
+	exact := strings.Repeat("x", javaregex.MaxPatternBytes-2) + "|b"
+	if a := find(exact, false); a.body != okBody("b") {
+		t.Errorf("a pattern of %d bytes: %.200q", len(exact), a.body)
+	}
+	if a := find(exact+"c", false); a.body != tooLong {
+		t.Errorf("a pattern of %d bytes: %.200q", len(exact)+1, a.body)
+	}
+	chain := "[" + strings.Repeat("a&&", (javaregex.MaxPatternBytes-3)/3) + "a]"
+	start = time.Now()
+	if a := find(chain, false); a.body != okBody("a") {
+		t.Errorf("a chain of intersections: %.200q", a.body)
+	}
+	if took := time.Since(start); took > ts.cfg.RegexTimeout {
+		t.Errorf("a chain of intersections of %d bytes took %v", len(chain), took)
+	}
+	// A short pattern whose case-insensitive classes span most of Unicode many times over.
+	wide := "(?i)" + strings.Repeat(`[\x{100}-\x{10FFFF}]`, 50)
+	if a := find(wide, false); a.body != koBody("Regex too costly to compile !") {
+		t.Errorf("wide case-insensitive ranges: %.200q", a.body)
+	}
+	if a := find(wide, true); a.status != http.StatusBadRequest || !strings.Contains(a.body, `"reason":"regex_too_costly"`) {
+		t.Errorf("JSON: %d %s", a.status, a.body)
+	}
+	ts.expect(t, "/sts/LENGTH?FILENAME=rx", okBody("2"))
+}
