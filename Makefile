@@ -104,6 +104,10 @@ image: build ## Write the image (manager + sts, non-root) as a docker-archive ta
 		-manager $(LOCALBIN)/manager -sts $(LOCALBIN)/sts
 	@echo $(IMAGE_TAR)
 
+.PHONY: image-check
+image-check: image ## Build the image tarball and check it: /manager entrypoint, non-root user, both binaries.
+	hack/image-check.sh $(IMAGE_TAR)
+
 .PHONY: run-sts
 run-sts: build ## Run the table server locally on 127.0.0.1:9191 with ./examples/data as dataset directory.
 	$(LOCALBIN)/sts --bind 127.0.0.1 --port 9191 --dataset-dir ./examples/data
