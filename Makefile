@@ -157,6 +157,30 @@ deploy: kubectl ## Deploy the operator (config/default, namespace sts-operator-s
 undeploy: kubectl ## Remove the operator and the CRD (and so every SimpleTableServer) from the cluster.
 	$(KUBECTL) delete --ignore-not-found -k config/default
 
+##@ Local cluster and end to end (hack/cluster: Linux and root; see hack/cluster/README.md)
+
+# CLUSTER_ENV passes what the scripts build and install with.
+CLUSTER_ENV = MAKE='$(MAKE)' VERSION='$(VERSION)' IMG='$(IMG)' IMAGE_TAR='$(IMAGE_TAR)' HELM='$(HELM)'
+
+.PHONY: cluster-up
+cluster-up: ## Start the local single-node cluster (components built from the Go module proxy); KUBECONFIG=.cache/cluster/kubeconfig.
+	hack/cluster/up.sh
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster and undo its changes to the machine.
+	hack/cluster/down.sh
+
+.PHONY: e2e
+e2e: ## Run the end-to-end suite on the local cluster, or on KUBECONFIG's cluster; skipped (exit 0) where neither can run.
+	@$(CLUSTER_ENV) hack/cluster/e2e.sh
+
+.PHONY: demo
+demo: ## Start the local cluster with the operator, the samples and a load generator, and show what to look at.
+	@$(CLUSTER_ENV) hack/cluster/demo.sh
+
+.PHONY: demo-down
+demo-down: cluster-down ## Stop the demo and the local cluster.
+
 ##@ Tools
 
 .PHONY: kubectl

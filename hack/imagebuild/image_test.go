@@ -275,3 +275,44 @@ func TestRunWritesTarball(t *testing.T) {
 		t.Error("run accepted SOURCE_DATE_EPOCH=yesterday")
 	}
 }
+
+// TestRunProgramMode packs one helper program, as the local cluster does for its pause image.
+func TestRunProgramMode(t *testing.T) {
+	dir := t.TempDir()
+	pause := filepath.Join(dir, "pause")
+	if err := os.WriteFile(pause, []byte("pause binary"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "pause.tar")
+	if err := run([]string{"-o", out, "-tag", "sts-local-pause:v1", "-program", pause}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files := readTar(t, data)
+	var manifest []manifestEntry
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
+		t.Fatal(err)
+	}
+	var cfg config
+	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cfg.Config.Entrypoint, " "); got != "/pause" {
+		t.Errorf("entrypoint = %q, want /pause", got)
+	}
+	_, layerFiles := readTar(t, files[manifest[0].Layers[0]])
+	if string(layerFiles["pause"]) != "pause binary" {
+		t.Errorf("layer pause = %q, want the -program file", layerFiles["pause"])
+	}
+	for _, absent := range []string{"manager", "sts"} {
+		if _, ok := layerFiles[absent]; ok {
+			t.Errorf("layer holds %s; a program image holds only the program", absent)
+		}
+	}
+	if err := run([]string{"-o", out, "-tag", "sts-local-pause:v1", "-program", filepath.Join(dir, "missing")}, io.Discard); err == nil {
+		t.Error("run accepted a missing program")
+	}
+}

@@ -3,6 +3,9 @@
 // manager as the entrypoint. `make image` runs it; `docker load -i` and
 // `ctr -n k8s.io images import` read its output.
 //
+// With -program it packs one other static binary the same way, as the image's entrypoint: the
+// local cluster's pause image and the end-to-end load generator (hack/cluster).
+//
 // The output depends only on the inputs: every mtime is the creation time, which is
 // SOURCE_DATE_EPOCH when set (the reproducible-builds convention) and the Unix epoch otherwise.
 package main
@@ -36,6 +39,7 @@ func run(args []string, stdout io.Writer) error {
 		manager = fs.String("manager", "bin/manager", "`path` of the static manager binary")
 		sts     = fs.String("sts", "bin/sts", "`path` of the static sts binary")
 		arch    = fs.String("arch", runtime.GOARCH, "GOARCH the binaries were built for")
+		program = fs.String("program", "", "`path` of one static binary to pack instead of manager and sts; the image runs it as /<its file name>")
 	)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -61,10 +65,19 @@ func run(args []string, stdout io.Writer) error {
 		},
 		Created: created,
 	}
-	for _, bin := range []struct{ path, src string }{{"/manager", *manager}, {"/sts", *sts}} {
+	type binary struct{ path, src string }
+	binaries := []binary{{"/manager", *manager}, {"/sts", *sts}}
+	if *program != "" {
+		name := "/" + filepath.Base(*program)
+		binaries = []binary{{name, *program}}
+		img.Entrypoint = []string{name}
+		img.Labels["org.opencontainers.image.title"] = filepath.Base(*program)
+		img.Labels["org.opencontainers.image.description"] = "sts-operator helper program " + name
+	}
+	for _, bin := range binaries {
 		data, err := os.ReadFile(bin.src)
 		if err != nil {
-			return fmt.Errorf("reading %s binary: %w (run `make build` first)", bin.path, err)
+			return fmt.Errorf("reading the %s binary: %w", bin.path, err)
 		}
 		img.Files = append(img.Files, File{Path: bin.path, Mode: 0o755, Data: data})
 	}

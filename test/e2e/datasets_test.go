@@ -1,0 +1,65 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// testDatasets: datasets from a ConfigMap, a Secret and a claim are loaded into their lists,
+// status.lists shows their lengths and `kubectl get` the printer columns.
+func testDatasets(t *testing.T) {
+	ns := newNamespace(t, "datasets")
+	createConfigMap(t, ns, "logins", "logins.csv", numbered("cm", 120))
+	createSecret(t, ns, "cards", "cards.csv", numbered("secret", 45))
+	claim := hostPathClaim(t, ns, "datasets")
+	fillClaim(t, ns, claim, "big.csv", "pvc", 3000)
+
+	sts := newServer(ns, "mixed",
+		configMapDataset("logins.csv", "logins", "logins.csv"),
+		secretDataset("cards.csv", "cards", "cards.csv"),
+		claimDataset("big.csv", claim, "big.csv"))
+	create(t, sts)
+	got := waitServing(t, sts)
+
+	lengths := map[string]int64{}
+	for _, l := range got.Status.Lists {
+		lengths[l.Name] = l.Length
+	}
+	want := map[string]int64{"logins.csv": 120, "cards.csv": 45, "big.csv": 3000}
+	if fmt.Sprint(lengths) != fmt.Sprint(want) {
+		t.Errorf("status.lists = %v, want %v", lengths, want)
+	}
+	if got.Status.ListCount != 3 || got.Status.TotalLines != 3165 {
+		t.Errorf("status listCount %d totalLines %d, want 3 and 3165", got.Status.ListCount, got.Status.TotalLines)
+	}
+	if want := "http://mixed." + ns + ".svc:9191"; got.Status.Endpoint != want {
+		t.Errorf("status.endpoint = %q, want %q", got.Status.Endpoint, want)
+	}
+
+	// The lists hold the sources' lines, in order.
+	for list, first := range map[string]string{"logins.csv": "cm-000000", "cards.csv": "secret-000000", "big.csv": "pvc-000000"} {
+		a, err := serverCall(t.Context(), ns, "mixed", "READ", map[string]string{"FILENAME": list, "READ_MODE": "FIRST", "KEEP": "TRUE"})
+		if err != nil || !a.OK || a.Value != first {
+			t.Errorf("READ FIRST of %s = %+v, %v; want %s", list, a, err, first)
+		}
+	}
+
+	out, errOut, err := kubectl(t, "", "get", "simpletableservers", "-n", ns)
+	if err != nil {
+		t.Fatalf("kubectl get simpletableservers: %v\n%s", err, errOut)
+	}
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != 2 {
+		t.Fatalf("kubectl get printed %q, want a header and one row", out)
+	}
+	header, row := strings.Fields(rows[0]), strings.Fields(rows[1])
+	if strings.Join(header, " ") != "NAME READY LISTS LINES ENDPOINT AGE" {
+		t.Errorf("kubectl get columns = %v", header)
+	}
+	if len(row) != 6 || strings.Join(row[:5], " ") != "mixed True 3 3165 "+got.Status.Endpoint {
+		t.Errorf("kubectl get row = %v, want mixed True 3 3165 %s <age>", row, got.Status.Endpoint)
+	}
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// client calls one table server's protocol in its JSON form.
+type client struct {
+	http  *http.Client
+	base  string // e.g. http://logins.default.svc:9191
+	token string // bearer token; empty when the server has none
+}
+
+func newClient(base, tokenFile string) (*client, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageError(fmt.Sprintf("-url %q: want http://host:port", base))
+	}
+	c := &client{http: &http.Client{Timeout: 10 * time.Second}, base: strings.TrimSuffix(base, "/")}
+	if tokenFile != "" {
+		b, err := os.ReadFile(tokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the token: %w", err)
+		}
+		c.token = strings.TrimSpace(string(b))
+	}
+	return c, nil
+}
+
+// answer is a table server's answer in the JSON form.
+type answer struct {
+	OK     bool   `json:"ok"`
+	Value  string `json:"value"`
+	Error  string `json:"error"`
+	Reason string `json:"reason"`
+}
+
+// exhausted says the list has no line to give: empty, or not created yet by a producer.
+func (a answer) exhausted() bool { return !a.OK && (a.Reason == "empty" || a.Reason == "not_loaded") }
+
+// koError is an answer that no retry can change, such as a bad token.
+type koError struct{ command, reason, message string }
+
+func (e *koError) Error() string {
+	return fmt.Sprintf("%s answered %s: %s", e.command, e.reason, e.message)
+}
+
+// call sends /sts/<command> as a POST form. It returns an answer for OK and for an exhausted
+// list, a *koError for any other KO, and a transport error otherwise (see notSent).
+func (c *client) call(ctx context.Context, command string, params url.Values) (answer, error) {
+	params.Set("FORMAT", "JSON")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/sts/"+command, strings.NewReader(params.Encode()))
+	if err != nil {
+		return answer{}, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return answer{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return answer{}, err
+	}
+	var a answer
+	if err := json.Unmarshal(body, &a); err != nil {
+		return answer{}, fmt.Errorf("%s: HTTP %d with a body that is not the JSON form: %.200q", command, resp.StatusCode, body)
+	}
+	if !a.OK && !a.exhausted() {
+		return a, &koError{command: command, reason: a.Reason, message: a.Error}
+	}
+	return a, nil
+}
+
+// notSent says that a request failed before it reached a server (no connection, or the name
+// did not resolve), so repeating it cannot run a command twice.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// retryDelay is the pause before repeating a request that failed in transport: long enough not
+// to spin while a server restarts, short against the time a restart takes.
+const retryDelay = 100 * time.Millisecond
+
+// pause sleeps for d unless ctx ends first.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// ticker paces requests to a rate shared by all workers; a nil ticker does not pace.
+type ticker struct{ c <-chan time.Time }
+
+func newTicker(ctx context.Context, perSecond float64) *ticker {
+	if perSecond <= 0 {
+		return nil
+	}
+	t := time.NewTicker(time.Duration(float64(time.Second) / perSecond))
+	context.AfterFunc(ctx, t.Stop)
+	return &ticker{c: t.C}
+}
+
+// wait blocks until the next request may go, and reports false when ctx ended.
+func (t *ticker) wait(ctx context.Context) bool {
+	if t == nil {
+		return ctx.Err() == nil
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.c:
+		return true
+	}
+}

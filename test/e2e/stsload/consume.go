@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// consumer READs lines from one list with several workers.
+type consumer struct {
+	url, list, mode, tokenFile string
+	workers                    int
+	keep, print                bool
+	idle, duration, report     time.Duration
+	rate                       float64
+
+	read, refused, failed atomic.Int64
+	lastRead              atomic.Int64 // UnixNano of the latest line read by any worker
+}
+
+func (c *consumer) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.url, "url", "", "table server base `URL`, e.g. http://logins.default.svc:9191")
+	fs.StringVar(&c.list, "list", "", "list `name` (FILENAME)")
+	fs.StringVar(&c.mode, "mode", "FIRST", "READ_MODE: FIRST, LAST or RANDOM")
+	fs.StringVar(&c.tokenFile, "token-file", "", "`file` holding the server's bearer token")
+	fs.IntVar(&c.workers, "workers", 1, "concurrent readers")
+	fs.BoolVar(&c.keep, "keep", false, "READ with KEEP=TRUE (lines stay in the list)")
+	fs.BoolVar(&c.print, "print", false, `print every line read as "= <line>"`)
+	fs.DurationVar(&c.idle, "idle", 0, "keep polling an empty list until no line came for this long (0: stop at the first empty answer)")
+	fs.DurationVar(&c.duration, "duration", 0, "stop after this long (0: when the list is empty)")
+	fs.DurationVar(&c.report, "report", 0, "print the counts every interval (0: only at the end)")
+	fs.Float64Var(&c.rate, "rate", 0, "READs per second over all workers (0: as fast as the server answers)")
+}
+
+func (c *consumer) run(ctx context.Context, stdout, stderr io.Writer) error {
+	if c.list == "" || c.workers < 1 {
+		return usageError("consume needs -list and -workers >= 1")
+	}
+	switch c.mode {
+	case "FIRST", "LAST", "RANDOM":
+	default:
+		return usageError(fmt.Sprintf("-mode %q: want FIRST, LAST or RANDOM", c.mode))
+	}
+	cl, err := newClient(c.url, c.tokenFile)
+	if err != nil {
+		return err
+	}
+	if c.duration > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.duration)
+		defer cancel()
+	}
+	stopReports := func() {}
+	if c.report > 0 {
+		var reportCtx context.Context
+		reportCtx, stopReports = context.WithCancel(ctx)
+		go reportEvery(reportCtx, stderr, c.report, c.summary)
+	}
+	c.lastRead.Store(time.Now().UnixNano())
+	pace := newTicker(ctx, c.rate)
+	got := make([][]string, c.workers)
+	errs := make([]error, c.workers)
+	var wg sync.WaitGroup
+	for w := range c.workers {
+		wg.Go(func() { got[w], errs[w] = c.work(ctx, cl, pace) })
+	}
+	wg.Wait()
+	stopReports()
+
+	if c.print {
+		out := bufio.NewWriter(stdout)
+		for _, lines := range got {
+			for _, l := range lines {
+				fmt.Fprintf(out, "= %s\n", l)
+			}
+		}
+		if err := out.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(stderr, c.summary())
+	return errors.Join(errs...)
+}
+
+// work reads until the list is exhausted, ctx ends or the server gives a KO that no retry
+// changes, and returns the lines it read.
+func (c *consumer) work(ctx context.Context, cl *client, pace *ticker) ([]string, error) {
+	var lines []string
+	for pace.wait(ctx) {
+		params := url.Values{"FILENAME": {c.list}, "READ_MODE": {c.mode}, "KEEP": {strings.ToUpper(strconv.FormatBool(c.keep))}}
+		a, err := cl.call(ctx, "READ", params)
+		var ko *koError
+		switch {
+		case err == nil && a.OK:
+			lines = append(lines, a.Value)
+			c.read.Add(1)
+			c.lastRead.Store(time.Now().UnixNano())
+		case err == nil: // the list is exhausted
+			if c.idle == 0 || time.Since(time.Unix(0, c.lastRead.Load())) >= c.idle {
+				return lines, nil
+			}
+			pause(ctx, 50*time.Millisecond) // a producer may still add lines
+		case errors.As(err, &ko):
+			return lines, err
+		case ctx.Err() != nil:
+			return lines, nil // the planned end (-duration) or a signal
+		case notSent(err):
+			c.refused.Add(1)
+			pause(ctx, retryDelay)
+		default:
+			c.failed.Add(1)
+			pause(ctx, retryDelay)
+		}
+	}
+	return lines, nil
+}
+
+func (c *consumer) summary() string {
+	return fmt.Sprintf("stsload consume list=%s read=%d refused=%d failed=%d", c.list, c.read.Load(), c.refused.Load(), c.failed.Load())
+}
