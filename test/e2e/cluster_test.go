@@ -347,8 +347,8 @@ func startJob(t *testing.T, ns string, spec jobSpec) *batchv1.Job {
 	return job
 }
 
-// waitJob waits until every pod of the Job succeeded and returns their logs by pod name.
-func waitJob(t *testing.T, job *batchv1.Job, timeout time.Duration) map[string]string {
+// waitJob waits until every pod of the Job succeeded.
+func waitJob(t *testing.T, job *batchv1.Job, timeout time.Duration) {
 	t.Helper()
 	eventually(t, timeout, "Job "+job.Name+" complete", func(ctx context.Context) error {
 		if err := k8s.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
@@ -367,7 +367,6 @@ func waitJob(t *testing.T, job *batchv1.Job, timeout time.Duration) map[string]s
 		}
 		return fmt.Errorf("%d of %d pods succeeded", job.Status.Succeeded, ptr.Deref(job.Spec.Completions, 1))
 	})
-	return jobLogs(t, job)
 }
 
 func jobLogs(t *testing.T, job *batchv1.Job) map[string]string {
@@ -407,9 +406,9 @@ type consumed struct {
 
 var consumeSummary = regexp.MustCompile(`(?m)^stsload consume list=\S+ read=(\d+) refused=(\d+) failed=(\d+)$`)
 
-// parseConsumed reads a consume pod's log: its lines ("= <line>") and its last summary.
-func parseConsumed(t *testing.T, pod, log string) consumed {
-	t.Helper()
+// parseConsumed reads a consume pod's log: its lines ("= <line>") and its last summary. It fails
+// when the log lacks the summary or holds fewer lines than the summary counts.
+func parseConsumed(log string) (consumed, error) {
 	var c consumed
 	for _, l := range strings.Split(log, "\n") {
 		if v, ok := strings.CutPrefix(l, "= "); ok {
@@ -418,16 +417,16 @@ func parseConsumed(t *testing.T, pod, log string) consumed {
 	}
 	m := consumeSummary.FindAllStringSubmatch(log, -1)
 	if len(m) == 0 {
-		t.Fatalf("pod %s printed no summary:\n%s", pod, logsText(map[string]string{pod: log}))
+		return c, fmt.Errorf("no summary")
 	}
 	last := m[len(m)-1]
 	c.read, _ = strconv.Atoi(last[1])
 	c.refused, _ = strconv.Atoi(last[2])
 	c.failed, _ = strconv.Atoi(last[3])
 	if c.read != len(c.lines) {
-		t.Fatalf("pod %s printed %d lines but counted %d reads", pod, len(c.lines), c.read)
+		return c, fmt.Errorf("printed %d lines but counted %d reads", len(c.lines), c.read)
 	}
-	return c
+	return c, nil
 }
 
 // hostPathClaim creates a static hostPath PersistentVolume (E2E_HOSTPATH_ROOT/<ns>/<name> on

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,13 +25,23 @@ func consumeArgs(sts *stsv1alpha1.SimpleTableServer, list string, extra ...strin
 	return append([]string{"consume", "-url", sts.Status.Endpoint, "-list", list, "-print"}, extra...)
 }
 
-// consumedByPod parses every consume pod's log.
-func consumedByPod(t *testing.T, logs map[string]string) map[string]consumed {
+// consumedByPod parses every consume pod's log once the Job is complete. The logs are fetched
+// again until each is whole: containerd copies a container's stdout (the lines) and stderr (the
+// summary) into the log file separately, so the summary can be there before the last lines are.
+func consumedByPod(t *testing.T, job *batchv1.Job) map[string]consumed {
 	t.Helper()
-	byPod := map[string]consumed{}
-	for pod, log := range logs {
-		byPod[pod] = parseConsumed(t, pod, log)
-	}
+	var byPod map[string]consumed
+	eventually(t, time.Minute, "complete logs of Job "+job.Name, func(context.Context) error {
+		byPod = map[string]consumed{}
+		for pod, log := range jobLogs(t, job) {
+			c, err := parseConsumed(log)
+			if err != nil {
+				return fmt.Errorf("pod %s: %w; its log:\n%s", pod, err, logsText(map[string]string{pod: log}))
+			}
+			byPod[pod] = c
+		}
+		return nil
+	})
 	return byPod
 }
 
@@ -85,7 +96,8 @@ func testConsumeOnce(t *testing.T) {
 	// A rate per pod keeps each pod busy for several seconds, so all four share the work
 	// even when their pods start a few seconds apart.
 	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, "single.csv", "-workers", "8", "-rate", "300")})
-	byPod := consumedByPod(t, waitJob(t, job, 5*time.Minute))
+	waitJob(t, job, 5*time.Minute)
+	byPod := consumedByPod(t, job)
 	if missing := handedOut(t, input, byPod); missing > 0 {
 		t.Errorf("%d lines were never handed out", missing)
 	}
@@ -131,7 +143,8 @@ func testRestartKeepsConsumption(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("deleted the table-server pod %s in the middle of the run", first.Name)
-	byPod := consumedByPod(t, waitJob(t, job, 5*time.Minute))
+	waitJob(t, job, 5*time.Minute)
+	byPod := consumedByPod(t, job)
 
 	missing := handedOut(t, input, byPod)
 	broken := 0

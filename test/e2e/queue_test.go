@@ -26,7 +26,8 @@ func testQueue(t *testing.T) {
 	// The consumers wait for lines until none came for 15 seconds.
 	consume := startJob(t, ns, jobSpec{name: "consumers", pods: 2, args: consumeArgs(sts, "orders", "-mode", "FIRST", "-idle", "15s")})
 	waitJob(t, produce, 5*time.Minute)
-	byPod := consumedByPod(t, waitJob(t, consume, 5*time.Minute))
+	waitJob(t, consume, 5*time.Minute)
+	byPod := consumedByPod(t, consume)
 
 	var input []string
 	for p := range producers {
