@@ -5,6 +5,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 )
 
 // readProperties reads a Java properties file such as JMeter's jmeter.properties. Like Java's
@@ -14,11 +16,11 @@ func readProperties(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	latin1 := make([]rune, len(b))
-	for i, c := range b {
-		latin1[i] = rune(c)
+	latin1, err := datafile.LookupCharset("ISO-8859-1")
+	if err != nil {
+		return nil, err
 	}
-	props, err := parseProperties(string(latin1))
+	props, err := parseProperties(latin1.Decode(string(b)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -31,7 +33,7 @@ func readProperties(path string) (map[string]string, error) {
 // leading white space is dropped), and the escapes \t \n \r \f \uXXXX and \<char>.
 func parseProperties(text string) (map[string]string, error) {
 	props := map[string]string{}
-	lines := strings.Split(strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(text), "\n")
+	lines := datafile.SplitLines(text) // the same terminators as Java's LineReader: \n, \r\n, \r
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimLeft(lines[i], " \t\f")
 		if line == "" || line[0] == '#' || line[0] == '!' {
