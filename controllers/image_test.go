@@ -33,10 +33,19 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 			}
 			return nil
 		})
-		cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
-		if cur.Status.Image != want {
-			t.Errorf("status.image %q, want %q", cur.Status.Image, want)
-		}
+		s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+		// An annotation change leaves the generation as it is, so Ready can already hold for it
+		// while status.image is written by the next reconcile: wait for that write.
+		eventually(t, reconcileWait, func() error {
+			cur := &stsv1alpha1.SimpleTableServer{}
+			if err := s.k8s.Get(context.Background(), key, cur); err != nil {
+				return err
+			}
+			if cur.Status.Image != want {
+				return fmt.Errorf("status.image %q, want %q", cur.Status.Image, want)
+			}
+			return nil
+		})
 	}
 	update := func(change func(*stsv1alpha1.SimpleTableServer)) {
 		t.Helper()
