@@ -286,37 +286,30 @@ func limitArgs(l stsv1alpha1.ServerLimits) []string {
 
 // datasetVolumes returns the pod's volumes and the container's mounts (the writable dataset
 // directory, each source read-only, the auth token) and the flags that load every dataset.
-// Volume names are hashes: dataset names may hold characters a volume name cannot.
 func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []corev1.VolumeMount, []string) {
 	volumes := []corev1.Volume{storageVolume(sts)}
 	mounts := []corev1.VolumeMount{{Name: volumes[0].Name, MountPath: dataDir}}
 	var args []string
-	claims := map[string]string{} // claim name -> mount path, one volume per claim
+	claims := map[string]bool{} // one volume per claim
 	for _, ds := range sts.Spec.Datasets {
 		switch {
 		case ds.ConfigMap != nil, ds.Secret != nil:
-			name := "ds-" + shortHash(ds.Name)
-			dir := path.Join(datasetMountRoot, name)
+			name := datasetVolumeName(ds.Name)
 			volumes = append(volumes, keyVolume(name, ds))
-			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true})
-			args = append(args, "--load="+ds.Name+"="+path.Join(dir, sourceKey(ds)))
-		case ds.PersistentVolumeClaim != nil:
-			src := ds.PersistentVolumeClaim
-			dir, ok := claims[src.ClaimName]
-			if !ok {
-				name := "claim-" + shortHash(src.ClaimName)
-				dir = path.Join(claimMountRoot, name)
-				claims[src.ClaimName] = dir
-				volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
-					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: src.ClaimName, ReadOnly: true},
-				}})
-				mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true})
-			}
-			if src.Match != "" {
-				args = append(args, "--load-dir="+path.Join(dir, src.Path)+"="+src.Match)
-			} else {
-				args = append(args, "--load="+ds.Name+"="+path.Join(dir, src.Path))
-			}
+			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(datasetMountRoot, name), ReadOnly: true})
+		case ds.PersistentVolumeClaim != nil && !claims[ds.PersistentVolumeClaim.ClaimName]:
+			claim := ds.PersistentVolumeClaim.ClaimName
+			claims[claim] = true
+			name := claimVolumeName(claim)
+			volumes = append(volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim, ReadOnly: true},
+			}})
+			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(claimMountRoot, name), ReadOnly: true})
+		}
+		if src := ds.PersistentVolumeClaim; src != nil && src.Match != "" {
+			args = append(args, "--load-dir="+datasetPath(ds)+"="+src.Match)
+		} else {
+			args = append(args, "--load="+ds.Name+"="+datasetPath(ds))
 		}
 	}
 	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
@@ -344,6 +337,19 @@ func storageVolume(sts *stsv1alpha1.SimpleTableServer) corev1.Volume {
 }
 
 // keyVolume projects the one key a ConfigMap or Secret dataset reads, under its own name.
+// Volume names are hashes: dataset and claim names may hold characters a volume name cannot.
+func datasetVolumeName(dataset string) string { return "ds-" + shortHash(dataset) }
+func claimVolumeName(claim string) string     { return "claim-" + shortHash(claim) }
+
+// datasetPath is where the table server reads a dataset in its pod: the file of a ConfigMap,
+// Secret or claim file dataset, or the directory of a claim dataset with a match pattern.
+func datasetPath(ds stsv1alpha1.Dataset) string {
+	if src := ds.PersistentVolumeClaim; src != nil {
+		return path.Join(claimMountRoot, claimVolumeName(src.ClaimName), src.Path)
+	}
+	return path.Join(datasetMountRoot, datasetVolumeName(ds.Name), sourceKey(ds))
+}
+
 func keyVolume(name string, ds stsv1alpha1.Dataset) corev1.Volume {
 	v := corev1.Volume{Name: name}
 	if ds.ConfigMap != nil {

@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -162,9 +163,8 @@ func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 		return progress{progressConverging, stsv1alpha1.ReasonUnreachable, fmt.Sprintf(
 			"The pod is available but the table server does not answer (asked again every %v): %v", refreshInterval(sts), obs.server.err)}
 	}
-	if absent := absentDatasets(sts, obs.server.status); len(absent) > 0 {
-		return progress{progressStalled, stsv1alpha1.ReasonNotLoaded,
-			fmt.Sprintf("The server has no list for datasets %q: see the table server's log", absent)}
+	if unloaded := unloadedDatasets(sts, obs.server.status); len(unloaded) > 0 {
+		return progress{progressStalled, stsv1alpha1.ReasonNotLoaded, notLoadedMessage(unloaded)}
 	}
 	if err := obs.server.reloadErr; err != nil {
 		state := progressConverging
@@ -208,7 +208,7 @@ func rolloutStuck(d *appsv1.Deployment) (string, bool) {
 func readyCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
 	const typ = stsv1alpha1.ConditionReady
 	d := obs.deployment
-	if rolledOut(d) && available(d) && obs.server.status != nil && len(absentDatasets(sts, obs.server.status)) == 0 {
+	if rolledOut(d) && available(d) && obs.server.status != nil && len(unloadedDatasets(sts, obs.server.status)) == 0 {
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonServing,
 			"The table server answers at "+Endpoint(sts)+" with every dataset loaded")
 	}
@@ -220,9 +220,8 @@ func datasetsLoadedCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 	const typ = stsv1alpha1.ConditionDatasetsLoaded
 	switch {
 	case obs.server.status != nil:
-		if absent := absentDatasets(sts, obs.server.status); len(absent) > 0 {
-			return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonNotLoaded,
-				fmt.Sprintf("The server has no list for datasets %q: see the table server's log", absent))
+		if unloaded := unloadedDatasets(sts, obs.server.status); len(unloaded) > 0 {
+			return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonNotLoaded, notLoadedMessage(unloaded))
 		}
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, "The server has a list for every dataset")
 	case obs.deployment == nil:
@@ -258,21 +257,55 @@ func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 	}
 }
 
-// absentDatasets are the datasets loaded under their own name that the server has no list for.
-// A claim directory with a match pattern loads lists named after its files, which are not known
-// in advance.
-func absentDatasets(sts *stsv1alpha1.SimpleTableServer, s *serverStatus) []string {
+// unloadedDatasets says which datasets the server failed to load, and why when it reported it
+// (STATUS's loadFailures): a dataset loaded under its own name that has no list, or a claim
+// directory with a match pattern that could not be listed or one of whose files failed. Lists
+// are never deleted, so a missing list is a failed load.
+func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *serverStatus) []string {
 	have := make(map[string]bool, len(s.Lists))
 	for _, l := range s.Lists {
 		have[l.Name] = true
 	}
-	var absent []string
+	var unloaded []string
 	for _, ds := range sts.Spec.Datasets {
-		if pvc := ds.PersistentVolumeClaim; (pvc == nil || pvc.Match == "") && !have[ds.Name] {
-			absent = append(absent, ds.Name)
+		if src := ds.PersistentVolumeClaim; src != nil && src.Match != "" {
+			dir := datasetPath(ds)
+			for _, f := range s.LoadFailures {
+				switch {
+				case f.List == "" && f.Source == dir+"="+src.Match:
+					unloaded = append(unloaded, fmt.Sprintf("%q: %s", ds.Name, f.Error))
+				case f.List != "" && path.Dir(f.Source) == dir:
+					unloaded = append(unloaded, fmt.Sprintf("%q file %s: %s", ds.Name, f.List, f.Error))
+				}
+			}
+			continue
 		}
+		if have[ds.Name] {
+			continue
+		}
+		why := "no list (a server too old to say why; see its log)"
+		for _, f := range s.LoadFailures {
+			if f.List == ds.Name {
+				why = f.Error // the last load of the list is the one that counts
+			}
+		}
+		unloaded = append(unloaded, fmt.Sprintf("%q: %s", ds.Name, why))
 	}
-	return absent
+	return unloaded
+}
+
+// maxNotLoadedShown bounds the failures a condition message lists, so that a directory of
+// thousands of bad files cannot push the message past the API's limit.
+const maxNotLoadedShown = 10
+
+func notLoadedMessage(unloaded []string) string {
+	shown := unloaded
+	more := ""
+	if len(shown) > maxNotLoadedShown {
+		shown = shown[:maxNotLoadedShown]
+		more = fmt.Sprintf("; and %d more", len(unloaded)-maxNotLoadedShown)
+	}
+	return "The table server could not load datasets: " + strings.Join(shown, "; ") + more
 }
 
 // noticeable says whether a condition reports something a user should hear of as an event,

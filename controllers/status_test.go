@@ -1,8 +1,11 @@
 package controllers
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	stsserver "github.com/sts-operator/sts-operator/internal/sts"
 )
 
 // observed builds an observation for computeStatus tests.
@@ -323,5 +327,57 @@ func TestStatusListsAreBounded(t *testing.T) {
 	st := computeStatus(newSTS("a"), observe(deployed(rolledOutNow, nil), answered(lists...)), metav1.Now())
 	if len(st.Lists) != maxStatusLists || st.ListCount != int32(maxStatusLists+10) || st.TotalLines != int64(maxStatusLists+10) {
 		t.Errorf("%d lists in status, listCount %d, total %d", len(st.Lists), st.ListCount, st.TotalLines)
+	}
+}
+
+func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
+	orders := stsv1alpha1.Dataset{Name: "orders", PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: `.*\.csv`}}
+	ordersDir := datasetPath(orders)
+	sts := newSTS("a", withConfigMapDataset("users", "users", "lines"), withConfigMapDataset("emails", "emails", "lines"),
+		withDataset(orders), withClaimDataset("old", "data", "old.csv", ""))
+	server := &serverStatus{
+		OK:    true,
+		Lists: []stsv1alpha1.ListStatus{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
+		LoadFailures: []loadFailure{
+			{List: "users", Source: datasetPath(sts.Spec.Datasets[0]), Error: "file not found !"},
+			{List: "big.csv", Source: ordersDir + "/big.csv", Error: "Limit exceeded: max-total-bytes=10 !"},
+			{List: "", Source: ordersDir + "/sub=.*", Error: "not this dataset's directory"},
+		},
+	}
+	got := unloadedDatasets(sts, server)
+	want := []string{
+		`"users": file not found !`,
+		`"orders" file big.csv: Limit exceeded: max-total-bytes=10 !`,
+		`"old": no list (a server too old to say why; see its log)`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unloaded datasets:\n%q\nwant\n%q", got, want)
+	}
+	st := computeStatus(sts, observe(deployed(rolledOutNow, nil), func(o *observation) { o.server.status = server }), metav1.Now())
+	c := meta.FindStatusCondition(st.Conditions, stsv1alpha1.ConditionDatasetsLoaded)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Message != "The table server could not load datasets: "+strings.Join(want, "; ") {
+		t.Errorf("DatasetsLoaded: %+v", c)
+	}
+
+	var many []loadFailure
+	for i := range 2 * maxNotLoadedShown {
+		many = append(many, loadFailure{List: fmt.Sprintf("f%d.csv", i), Source: fmt.Sprintf("%s/f%d.csv", ordersDir, i), Error: "bad"})
+	}
+	msg := notLoadedMessage(unloadedDatasets(newSTS("b", withDataset(orders)), &serverStatus{OK: true, LoadFailures: many}))
+	if !strings.HasSuffix(msg, fmt.Sprintf("f%d.csv: bad; and %d more", maxNotLoadedShown-1, maxNotLoadedShown)) {
+		t.Errorf("a long list of failures is not cut: %s", msg)
+	}
+}
+
+// The operator reads the failures from a real table server's STATUS.
+func TestTableServerReportsFailedLoads(t *testing.T) {
+	missing := t.TempDir() + "/users.csv"
+	ts := startTableServer(t, "", nil, func(c *stsserver.Config) { c.Loads = []stsserver.Load{{List: "users", Path: missing}} })
+	got, err := tableServer{http: NewHTTPClient(5 * time.Second), baseURL: ts.url}.status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []loadFailure{{List: "users", Source: missing, Error: "file not found !"}}; !reflect.DeepEqual(got.LoadFailures, want) {
+		t.Errorf("load failures %+v, want %+v", got.LoadFailures, want)
 	}
 }

@@ -38,10 +38,19 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 
 // serverStatus is the answer of /sts/STATUS?FORMAT=JSON.
 type serverStatus struct {
-	OK    bool                     `json:"ok"`
-	Lists []stsv1alpha1.ListStatus `json:"lists"`
-	Total int64                    `json:"total"`
-	Error string                   `json:"error"`
+	OK           bool                     `json:"ok"`
+	Lists        []stsv1alpha1.ListStatus `json:"lists"`
+	Total        int64                    `json:"total"`
+	LoadFailures []loadFailure            `json:"loadFailures"`
+	Error        string                   `json:"error"`
+}
+
+// loadFailure is a load the server could not do at startup: the list ("" for a directory that
+// could not be listed), its source (a path, or DIR=REGEX) and why.
+type loadFailure struct {
+	List   string `json:"list"`
+	Source string `json:"source"`
+	Error  string `json:"error"`
 }
 
 // tableServer calls one table server's protocol in its JSON form.

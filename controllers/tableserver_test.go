@@ -40,6 +40,7 @@ func startTableServer(t testing.TB, token string, lists map[string][]string, con
 	if err != nil {
 		t.Fatalf("table server: %v", err)
 	}
+	srv.LoadAtStartup() // what cfg names to load, as the pod's server does before it is ready
 	h := srv.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {

@@ -18,6 +18,9 @@ import (
 //	values            READMULTI: the lines, in pick order
 //	length            LENGTH; INITFILE and LOAD: lines loaded; SAVE: lines written
 //	lists, total      STATUS: every list with its length, sorted by name, and the sum
+//	loadFailures      STATUS: the startup loads that failed, in load order, each with its list
+//	                  ("" when a directory or the init files could not be listed), its source
+//	                  (a path, DIR=REGEX, or initFileAtStartup) and its error; omitted when none
 //	config            CONFIG: the settings under the original's keys
 //	error, reason     on failure: the original's message and one word for programs
 //
@@ -37,6 +40,7 @@ type jsonAnswer struct {
 	Length  *int              `json:"length,omitempty"`
 	Lists   []jsonList        `json:"lists,omitzero"`
 	Total   *int              `json:"total,omitempty"`
+	Failed  []jsonLoadFailure `json:"loadFailures,omitzero"`
 	Config  map[string]string `json:"config,omitzero"`
 	Error   string            `json:"error,omitempty"`
 	Reason  string            `json:"reason,omitempty"`
@@ -46,6 +50,13 @@ type jsonAnswer struct {
 type jsonList struct {
 	Name   string `json:"name"`
 	Length int    `json:"length"`
+}
+
+// jsonLoadFailure is one failed startup load of a STATUS answer.
+type jsonLoadFailure struct {
+	List   string `json:"list"`
+	Source string `json:"source"`
+	Error  string `json:"error"`
 }
 
 func newJSONAnswer(rep *reply) jsonAnswer {
@@ -63,6 +74,9 @@ func newJSONAnswer(rep *reply) jsonAnswer {
 			total += l.Length
 		}
 		a.Total = &total
+		for _, f := range rep.failed {
+			a.Failed = append(a.Failed, jsonLoadFailure{List: f.list, Source: f.source, Error: f.message})
+		}
 	case layoutConfig:
 		a.Config = make(map[string]string, len(rep.config))
 		for _, c := range rep.config {

@@ -29,6 +29,7 @@ type reply struct {
 	values  []string           // READMULTI; EXPORT's lines
 	length  *int               // LENGTH, INITFILE, LOAD, SAVE
 	lists   []store.ListLength // STATUS
+	failed  []loadFailure      // STATUS: the startup loads that failed
 	config  []setting          // CONFIG
 }
 

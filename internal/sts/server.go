@@ -32,9 +32,11 @@ type Server struct {
 
 	phase    atomic.Int32    // starting, serving or stopping
 	restored map[string]bool // the lists a restored state had when startup loading began
-	stop     chan struct{}
-	stopOnce sync.Once
-	handler  http.Handler
+	// loadFailures are the startup loads that failed, set once startup loading is done.
+	loadFailures atomic.Pointer[[]loadFailure]
+	stop         chan struct{}
+	stopOnce     sync.Once
+	handler      http.Handler
 }
 
 // The phases of a server's life. /readyz answers 200 only while serving. Commands run while

@@ -11,25 +11,36 @@ import (
 
 // LoadAtStartup loads the lists the configuration names, in this order: InitFiles (the
 // original's initFileAtStartup), then LoadDirs, then Loads, so that a later source replaces an
-// earlier list of the same name. Each load is logged with its line count; a failure is logged
-// and skipped. With Config.Durable, a source whose list the restored state already has is not
-// loaded (and that is logged): the state holds what clients did with it. Afterwards /readyz
-// answers 200. Call it once the listener is up, as the original does, and after restoring.
+// earlier list of the same name. Each load is logged with its line count; a failure is logged,
+// kept for STATUS's JSON form (loadFailures) and skipped. With Config.Durable, a source whose
+// list the restored state already has is not loaded (and that is logged): the state holds what
+// clients did with it. Afterwards /readyz answers 200. Call it once the listener is up, as the
+// original does, and after restoring.
 func (s *Server) LoadAtStartup() {
 	defer s.phase.CompareAndSwap(phaseStarting, phaseServing)
+	var failures []loadFailure
+	defer func() { s.loadFailures.Store(&failures) }()
+	fail := func(msg, list, source, err string) {
+		s.log.Error(msg, "list", list, "source", source, "error", err)
+		failures = append(failures, loadFailure{list: list, source: source, message: err})
+	}
 	s.restored = map[string]bool{}
 	if s.cfg.Durable {
 		for _, l := range s.store.Lengths() {
 			s.restored[l.Name] = true
 		}
 	}
-	for _, name := range s.initFileNames() {
+	names, err := s.initFileNames()
+	if err != nil {
+		fail("Could not list the init files", "", sourceInitFiles, err.Error())
+	}
+	for _, name := range names {
 		if s.keepRestored(name) {
 			continue
 		}
 		rep := s.initFileNamed(name)
 		if rep.fail != nil {
-			s.log.Error("Could not load list", "list", name, "source", "initFileAtStartup", "error", rep.fail.message)
+			fail("Could not load list", name, sourceInitFiles, rep.fail.message)
 			continue
 		}
 		s.log.Info("Loaded list", "list", name, "lines", *rep.length, "source", filepath.Join(s.cfg.DatasetDir, name))
@@ -37,16 +48,35 @@ func (s *Server) LoadAtStartup() {
 	for _, d := range s.cfg.LoadDirs {
 		names, err := s.matchingNames(d.Dir, d.Match, true)
 		if err != nil {
-			s.log.Error("Could not load directory", "dir", d.Dir, "match", d.Match, "error", err)
+			fail("Could not load directory", "", d.Dir+"="+d.Match, err.Error())
 			continue
 		}
 		for _, name := range names {
-			s.loadFile(name, filepath.Join(d.Dir, name))
+			if err := s.loadFile(name, filepath.Join(d.Dir, name)); err != nil {
+				fail("Could not load list", name, filepath.Join(d.Dir, name), err.Error())
+			}
 		}
 	}
 	for _, l := range s.cfg.Loads {
-		s.loadFile(l.List, l.Path)
+		if err := s.loadFile(l.List, l.Path); err != nil {
+			fail("Could not load list", l.List, l.Path, err.Error())
+		}
 	}
+}
+
+// sourceInitFiles names the original's initFileAtStartup as the source of a load.
+const sourceInitFiles = "initFileAtStartup"
+
+// loadFailure is a startup load that failed: the list it was for ("" when a directory or the
+// init files could not even be listed), where it came from, and why.
+type loadFailure struct{ list, source, message string }
+
+// startupFailures returns the startup loads that failed; nil before LoadAtStartup has finished.
+func (s *Server) startupFailures() []loadFailure {
+	if f := s.loadFailures.Load(); f != nil {
+		return *f
+	}
+	return nil
 }
 
 // initFileNames returns the files of initFileAtStartup: the comma list split on ',' with empty
@@ -54,22 +84,18 @@ func (s *Server) LoadAtStartup() {
 // fully match, sorted by name (the original takes the directory's unspecified order). Unlike the
 // original, which sends each name unencoded in an HTTP request, names are taken literally: '+'
 // and '%' are not decoded and a space does not cut the name.
-func (s *Server) initFileNames() []string {
+func (s *Server) initFileNames() ([]string, error) {
 	if javaTrim(s.cfg.InitFiles) == "" {
-		return nil
+		return nil, nil
 	}
 	if !s.cfg.InitFilesRegex {
 		names := strings.Split(s.cfg.InitFiles, ",")
 		for i := range names {
 			names[i] = javaTrim(names[i])
 		}
-		return names
+		return names, nil
 	}
-	names, err := s.matchingNames(s.cfg.DatasetDir, s.cfg.InitFiles, false)
-	if err != nil {
-		s.log.Error("Could not list the init files", "dir", s.cfg.DatasetDir, "regex", s.cfg.InitFiles, "error", err)
-	}
-	return names
+	return s.matchingNames(s.cfg.DatasetDir, s.cfg.InitFiles, false)
 }
 
 // matchingNames lists the entries of dir, sorted by name, whose name fully matches the Java
@@ -104,20 +130,20 @@ func (s *Server) matchingNames(dir, pattern string, regularOnly bool) ([]string,
 	return names, nil
 }
 
-// loadFile loads the file at path into the list named list.
-func (s *Server) loadFile(list, path string) {
+// loadFile loads the file at path into the list named list, and logs it.
+func (s *Server) loadFile(list, path string) error {
 	if s.keepRestored(list) {
-		return
+		return nil
 	}
 	lines, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
 	if err == nil {
 		err = s.store.Replace(list, lines)
 	}
 	if err != nil {
-		s.log.Error("Could not load list", "list", list, "source", path, "error", err)
-		return
+		return err
 	}
 	s.log.Info("Loaded list", "list", list, "lines", len(lines), "source", path)
+	return nil
 }
 
 // keepRestored reports, and logs, that a startup source is skipped because the restored state

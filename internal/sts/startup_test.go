@@ -1,11 +1,16 @@
 package sts
 
 import (
+	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -98,5 +103,35 @@ func TestLoadAtStartupExtensions(t *testing.T) {
 	}
 	if strings.Count(log, `msg="Could not load directory"`) != 2 {
 		t.Errorf("a missing directory and a bad regex should each be logged:\n%s", log)
+	}
+	// STATUS's JSON form says which loads failed and why, so that the operator can tell the user.
+	var status struct {
+		LoadFailures []struct{ List, Source, Error string } `json:"loadFailures"`
+	}
+	if err := json.Unmarshal([]byte(ts.do(t, http.MethodGet, "/sts/STATUS?FORMAT=JSON", "", "").body), &status); err != nil {
+		t.Fatal(err)
+	}
+	_, regexErr := javaregex.Compile("(", time.Second)
+	var failed []string
+	for _, f := range status.LoadFailures {
+		failed = append(failed, f.List+" from "+strings.TrimPrefix(f.Source, src)+": "+f.Error)
+	}
+	wantFailed := []string{
+		" from /nope=.*: open " + src + "/nope: no such file or directory",
+		" from =(: " + regexErr.Error(),
+		"gone from " + other + ".missing: file not found !",
+	}
+	if !slices.Equal(failed, wantFailed) {
+		t.Errorf("loadFailures:\n%q\nwant\n%q", failed, wantFailed)
+	}
+}
+
+func TestStatusWithoutLoadFailures(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.InitFiles = "a.csv" })
+	ts.writeFile(t, "a.csv", "1\n")
+	ts.srv.LoadAtStartup()
+	want := `{"ok":true,"command":"STATUS","lists":[{"name":"a.csv","length":1}],"total":1}` + "\n"
+	if got := ts.do(t, http.MethodGet, "/sts/STATUS?FORMAT=JSON", "", "").body; got != want {
+		t.Errorf("STATUS after a clean start: %q, want %q", got, want)
 	}
 }

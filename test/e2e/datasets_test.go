@@ -3,9 +3,17 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
 
 // testDatasets: datasets from a ConfigMap, a Secret and a claim are loaded into their lists,
@@ -62,4 +70,19 @@ func testDatasets(t *testing.T) {
 	if len(row) != 6 || strings.Join(row[:5], " ") != "mixed True 3 3165 "+got.Status.Endpoint {
 		t.Errorf("kubectl get row = %v, want mixed True 3 3165 %s <age>", row, got.Status.Endpoint)
 	}
+
+	// A claim path that names no file: the pod runs, and the resource says which dataset the
+	// server could not load and why, instead of sending the user to the pod's log.
+	wrong := newServer(ns, "wrong-path", claimDataset("gone.csv", claim, "nope/gone.csv"))
+	create(t, wrong)
+	eventually(t, 3*time.Minute, "DatasetsLoaded False naming gone.csv", func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(wrong), wrong); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(wrong.Status.Conditions, stsv1alpha1.ConditionDatasetsLoaded)
+		if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, `"gone.csv": file not found !`) {
+			return fmt.Errorf("conditions %s", conditionSummary(wrong))
+		}
+		return nil
+	})
 }
