@@ -51,8 +51,10 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags e2e ./test/e2e/...
+	go vet -tags jmeter ./test/jmeter/...
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags e2e ./test/e2e/...
+	$(STATICCHECK) -tags jmeter ./test/jmeter/...
 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
@@ -62,6 +64,11 @@ test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with 
 .PHONY: readme-test
 readme-test: ## Run the README's marked command blocks as a user would.
 	hack/readme-test.sh
+
+.PHONY: jmeter-test
+jmeter-test: build ## Run the example JMeter plan with a real JMeter (Debian's, installed when root) against bin/sts.
+	hack/jmeter.sh $(LOCALBIN)/jmeter
+	go test -tags jmeter -count=1 -v ./test/jmeter
 
 .PHONY: verify-generated
 verify-generated: $(CONTROLLER_GEN) ## Fail when `make generate manifests helm` would change a generated file.
@@ -100,7 +107,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD (config/crd/bases) and the RBAC
 .PHONY: build
 build: ## Build bin/manager and bin/sts.
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/sts ./cmd/sts
-	@if [ -d cmd/manager ]; then CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/manager ./cmd/manager; fi
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/manager ./cmd/manager
 
 .PHONY: image
 image: build ## Write the image (manager + sts, non-root) as a docker-archive tarball, IMAGE_TAR; no Docker engine needed.
