@@ -141,6 +141,22 @@ else
   fail "NOTES.txt did not render with the next steps"
 fi
 
+# 7. README.md's table of chart values names every value: each top-level key, and each key one
+# level down except inside the Kubernetes structures passed through as they are (`a.b` or, after
+# `a.x`, the shorthand `.b`; `a.b.c` documents `a` and `a.b`).
+undocumented=$(awk '
+  /^[a-zA-Z]+:/ { top = $1; sub(/:.*/, "", top); print top; next }
+  /^  [a-zA-Z]+:/ && top !~ /^(resources|podSecurityContext|securityContext)$/ {
+    key = $1; sub(/:.*/, "", key); print top "." key }' "$chart/values.yaml" |
+  while read -r key; do
+    grep -qE '^\| .*(`'"$key"'[`.]|`\.'"${key#*.}"'`)' README.md || echo "$key"
+  done)
+if [ -z "$undocumented" ]; then
+  pass "README.md documents every chart value"
+else
+  fail "README.md's chart values table lacks: $(echo $undocumented)"
+fi
+
 if [ "$failures" -gt 0 ]; then
   echo "chart-test: $failures check(s) failed" >&2
   exit 1
