@@ -96,7 +96,12 @@ func TestJSONOptInByAccept(t *testing.T) {
 	for accept, json := range map[string]bool{
 		"application/json":                        true,
 		"Application/JSON; charset=utf-8":         true,
-		"text/html;q=0.9, application/json;q=0.1": true,
+		"text/html;q=0.9, application/json;q=0.1": false, // HTML preferred
+		"text/html;q=0.5, application/json":       true,
+		"application/json, text/plain, */*":       true,
+		"text/*;q=0.8, application/json;q=0.9":    true,
+		"application/json, text/html":             false, // a tie keeps the original's form
+		"text/*, application/json":                false,
 		"text/html, application/json;q=0":         false,
 		"application/json;q=0, text/html":         false,
 		"application/json; q=0.000":               false,

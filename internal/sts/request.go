@@ -163,21 +163,31 @@ func parseMultipart(body []byte, boundary string, params map[string]string) erro
 }
 
 // wantsJSON reports whether the client opted in to the JSON form: the parameter FORMAT=JSON, or an
-// Accept header naming application/json with a q above 0 (q=0 means "not acceptable"; no q, 1).
+// Accept header that prefers application/json to HTML: a q above 0 (q=0 means "not
+// acceptable"; no q, 1) and above that of text/html or text/*. A tie keeps the original's HTML,
+// so that a plan whose Accept names both never loses the answers its extractors parse.
 func wantsJSON(r *http.Request, params map[string]string) bool {
 	if params["FORMAT"] == "JSON" {
 		return true
 	}
+	jsonQ, htmlQ := 0.0, 0.0
 	for _, accept := range r.Header.Values("Accept") {
 		for _, mediaRange := range strings.Split(accept, ",") {
 			mediaType, mediaParams, err := mime.ParseMediaType(mediaRange)
-			if mediaType != "application/json" || err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+			if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
 				continue
 			}
-			if q, err := strconv.ParseFloat(mediaParams["q"], 64); err != nil || q > 0 {
-				return true
+			q, err := strconv.ParseFloat(mediaParams["q"], 64)
+			if err != nil {
+				q = 1
+			}
+			switch mediaType {
+			case "application/json":
+				jsonQ = max(jsonQ, q)
+			case "text/html", "text/*":
+				htmlQ = max(htmlQ, q)
 			}
 		}
 	}
-	return false
+	return jsonQ > 0 && jsonQ > htmlQ
 }
