@@ -51,10 +51,10 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags e2e ./test/e2e/...
-	go vet -tags jmeter ./test/jmeter/...
+	go vet -tags examples ./test/examples/...
 	$(STATICCHECK) ./...
 	$(STATICCHECK) -tags e2e ./test/e2e/...
-	$(STATICCHECK) -tags jmeter ./test/jmeter/...
+	$(STATICCHECK) -tags examples ./test/examples/...
 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
@@ -65,10 +65,10 @@ test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with 
 readme-test: ## Run the README's marked command blocks as a user would.
 	hack/readme-test.sh
 
-.PHONY: jmeter-test
-jmeter-test: build ## Run the example JMeter plan with a real JMeter (Debian's, installed when root) against bin/sts.
-	hack/jmeter.sh $(LOCALBIN)/jmeter
-	go test -tags jmeter -count=1 -v ./test/jmeter
+.PHONY: examples-test
+examples-test: build ## Run the JMeter plan and the Locust file of examples/ with real JMeter and Locust (Debian's, installed when root) against bin/sts.
+	hack/load-tools.sh $(LOCALBIN)/jmeter
+	go test -tags examples -count=1 -v ./test/examples
 
 .PHONY: verify-generated
 verify-generated: $(CONTROLLER_GEN) ## Fail when `make generate manifests helm` would change a generated file.

@@ -2,7 +2,7 @@
 // framework. Debian pairs JMeter 2.13 with XStream 1.4.20, which by default refuses every class of
 // a test plan: `jmeter -n -t plan.jmx` then prints ForbiddenClassException, runs nothing and
 // still exits 0. JMeter 5.x needs none of this; the project uses it to run its example plan
-// with Debian's JMeter in CI (hack/jmeter.sh).
+// with Debian's JMeter in CI (hack/load-tools.sh).
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 

@@ -1,52 +1,22 @@
-//go:build jmeter
+//go:build examples
 
-// Package jmeter runs the example plan examples/jmeter/sts-patterns.jmx with a real JMeter
-// against the sts binary, as a user moving from the JMeter plugin would: the plan is not
-// changed, and its own assertions (answers, regular expressions on the HTML bodies, UNIQUE adds
-// that fail on a line handed out twice) must all pass. `make jmeter-test` prepares JMeter
-// (hack/jmeter.sh) and the binary, then runs it.
-package jmeter
+package examples
 
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
-	"time"
 )
 
-// The binaries under test, which `make jmeter-test` builds.
-var (
-	stsBinary    = absolute("../../bin/sts")
-	jmeterBinary = absolute("../../bin/jmeter/jmeter")
-)
-
-const (
-	plan     = "../../examples/jmeter/sts-patterns.jmx"
-	dataDir  = "../../examples/data"
-	logins   = 20 // lines of examples/data/logins.csv
-	coupons  = 50 // lines of examples/data/coupons.csv
-	pollWait = 10 * time.Second
-)
-
-func absolute(path string) string {
-	p, err := filepath.Abs(path)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
+// jmeterPlan is the example plan, run unchanged.
+const jmeterPlan = "../../examples/jmeter/sts-patterns.jmx"
 
 // The plan with its defaults (5 users x 4 loops, 2 producers and 2 consumers of 10 orders),
 // loading the lists itself with INITFILE as the examples' README says for a local server.
@@ -121,7 +91,7 @@ func runPlan(t *testing.T, srv *server, props map[string]string) []sample {
 	t.Helper()
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results.csv")
-	args := []string{"-n", "-t", plan, "-l", results, "-j", filepath.Join(dir, "jmeter.log"),
+	args := []string{"-n", "-t", jmeterPlan, "-l", results, "-j", filepath.Join(dir, "jmeter.log"),
 		"-Jsts.host=127.0.0.1", "-Jsts.port=" + srv.port,
 		"-Jjmeter.save.saveservice.output_format=csv",
 		"-Jjmeter.save.saveservice.print_field_names=true",
@@ -186,121 +156,3 @@ func requireCounts(t *testing.T, samples []sample, want map[string]int) {
 		}
 	}
 }
-
-// server is a running sts binary.
-type server struct{ base, port string }
-
-// startSTS runs the sts binary with args, which make it listen on 127.0.0.1:port, waits until
-// it is ready and stops it when the test ends.
-func startSTS(t *testing.T, port int, args ...string) *server {
-	t.Helper()
-	cmd := exec.Command(stsBinary, args...)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", stsBinary, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("sts log:\n%s", log.String())
-		}
-	})
-	srv := &server{base: "http://127.0.0.1:" + strconv.Itoa(port), port: strconv.Itoa(port)}
-	deadline := time.Now().Add(pollWait)
-	for {
-		resp, err := http.Get(srv.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return srv
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sts not ready after %v: %v\n%s", pollWait, err, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// requireLengths checks list lengths in the JSON form of STATUS.
-func requireLengths(t *testing.T, srv *server, want map[string]int) {
-	t.Helper()
-	var status struct {
-		Lists []struct {
-			Name   string `json:"name"`
-			Length int    `json:"length"`
-		} `json:"lists"`
-	}
-	if err := json.Unmarshal([]byte(srv.get(t, "/sts/STATUS?FORMAT=JSON")), &status); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]int{}
-	for _, l := range status.Lists {
-		got[l.Name] = l.Length
-	}
-	for name, n := range want {
-		if length, ok := got[name]; !ok || length != n {
-			t.Errorf("list %s: length %d (present %v), want %d", name, length, ok, n)
-		}
-	}
-}
-
-// export returns a list's lines.
-func (s *server) export(t *testing.T, list string) []string {
-	t.Helper()
-	return strings.Split(strings.TrimSuffix(s.get(t, "/sts/EXPORT?FILENAME="+list), "\n"), "\n")
-}
-
-func (s *server) get(t *testing.T, target string) string {
-	t.Helper()
-	resp, err := http.Get(s.base + target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: HTTP %d, %v: %s", target, resp.StatusCode, err, b)
-	}
-	return string(b)
-}
-
-// copyData copies examples/data into a fresh dataset directory.
-func copyData(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, name := range []string{"logins.csv", "coupons.csv"} {
-		b, err := os.ReadFile(filepath.Join(dataDir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
-func fileLines(t *testing.T, name string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dataDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-}
-
-func sorted(lines []string) []string { return slices.Sorted(slices.Values(lines)) }

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Prepares a real JMeter for the example plan's test (make jmeter-test): Debian's jmeter and
-# jmeter-http packages (JMeter 2.13, installed with apt when missing and running as root), and
-# bin/jmeter/jmeter, a wrapper that starts them through hack/jmeter/Launcher.java (see why there).
-# Usage: hack/jmeter.sh OUT_DIR; prints nothing but errors, and exits 2 when JMeter is missing and
+# Prepares the real load generators that run the examples in `make examples-test`: Debian's
+# JMeter 2.13 (jmeter, jmeter-http) and Locust (python3-locust), installed with apt when missing
+# and running as root, and OUT_DIR/jmeter, a wrapper that starts JMeter through
+# hack/jmeter/Launcher.java (see why there).
+# Usage: hack/load-tools.sh OUT_DIR. Prints nothing but errors; exits 2 when a tool is missing and
 # cannot be installed here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: hack/jmeter.sh OUT_DIR}
+out=${1:?usage: hack/load-tools.sh OUT_DIR}
 home=/usr/share/jmeter
 
 need=()
@@ -14,12 +15,13 @@ if [ ! -f "$home/bin/ApacheJMeter.jar" ] || [ ! -f "$home/lib/ext/ApacheJMeter_h
   need+=(jmeter jmeter-http)
 fi
 command -v javac >/dev/null || need+=(default-jdk-headless)
+command -v locust >/dev/null || need+=(python3-locust)
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-    echo "jmeter: missing Debian packages ${need[*]}; install them (apt-get install ${need[*]}) or run as root on Debian" >&2
+    echo "load-tools: missing Debian packages ${need[*]}; install them (apt-get install ${need[*]}) or run as root on Debian" >&2
     exit 2
   fi
-  echo "jmeter: installing Debian's ${need[*]}" >&2
+  echo "load-tools: installing Debian's ${need[*]}" >&2
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
@@ -32,7 +34,7 @@ if [ ! -f "$out/Launcher.class" ] || [ hack/jmeter/Launcher.java -nt "$out/Launc
 fi
 cat >"$out/jmeter" <<WRAPPER
 #!/bin/sh
-# Runs Debian's JMeter 2.13 in non-GUI mode through the project's launcher (hack/jmeter.sh).
+# Runs Debian's JMeter 2.13 in non-GUI mode through the project's launcher (hack/load-tools.sh).
 exec java -Djmeter.home=$home -cp "$out:$classpath" Launcher "\$@"
 WRAPPER
 chmod +x "$out/jmeter"

@@ -1,0 +1,78 @@
+//go:build examples
+
+package examples
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// locustfile is the example Locust file, run unchanged.
+const locustfile = "../../examples/locust/locustfile.py"
+
+// The Locust file with two users of each pattern for a few seconds, loading the lists itself
+// (STS_INIT=true) as the examples' README says for a local server: no request and no check fails,
+// the coupons handed out and those left are the file's, each once, and no order is taken twice.
+func TestLocustfile(t *testing.T) {
+	port := freePort(t)
+	srv := startSTS(t, port, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dataset-dir", copyData(t))
+	stats := filepath.Join(t.TempDir(), "run")
+	cmd := exec.Command("locust", "-f", locustfile, "--headless", "-u", "8", "-r", "8", "-t", "5s",
+		"--host", srv.base, "--csv", stats, "--only-summary", "--exit-code-on-error", "1")
+	cmd.Env = append(os.Environ(), "STS_INIT=true")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("locust: %v\n%s", err, out.String())
+	}
+
+	requests, failures := locustTotals(t, stats+"_stats.csv")
+	t.Logf("locust sent %d requests", requests)
+	if requests == 0 || failures != 0 {
+		t.Errorf("locust: %d requests, %d failures\n%s", requests, failures, out.String())
+	}
+	if got, want := sorted(srv.export(t, "logins.csv")), sorted(fileLines(t, "logins.csv")); !slices.Equal(got, want) {
+		t.Errorf("logins.csv after KEEP=TRUE reads: %q, want the file's logins", got)
+	}
+	used := srv.export(t, "used-coupons")
+	if got, want := sorted(append(used, srv.export(t, "coupons.csv")...)), sorted(fileLines(t, "coupons.csv")); len(used) == 0 || !slices.Equal(got, want) {
+		t.Errorf("coupons used %q and left do not make up the file's, each once", used)
+	}
+	orders := append(srv.export(t, "orders-done"), srv.export(t, "orders-queue")...)
+	if len(orders) == 0 || len(slices.Compact(sorted(orders))) != len(orders) {
+		t.Errorf("orders done and queued: %q, want some, each once", orders)
+	}
+}
+
+// locustTotals reads the request and failure counts of the Aggregated row of Locust's stats CSV.
+func locustTotals(t *testing.T, path string) (requests, failures int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("locust wrote no stats: %v", err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("locust stats: %d rows, %v", len(rows), err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	for _, r := range rows[1:] {
+		if r[col["Name"]] == "Aggregated" {
+			requests, _ = strconv.Atoi(r[col["Request Count"]])
+			failures, _ = strconv.Atoi(r[col["Failure Count"]])
+			return requests, failures
+		}
+	}
+	t.Fatalf("locust stats have no Aggregated row: %q", rows)
+	return 0, 0
+}
