@@ -4,14 +4,12 @@ package examples
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 )
 
@@ -21,8 +19,7 @@ const jmeterPlan = "../../examples/jmeter/sts-patterns.jmx"
 // The plan with its defaults (5 users x 4 loops, 2 producers and 2 consumers of 10 orders),
 // loading the lists itself with INITFILE as the examples' README says for a local server.
 func TestExamplePlan(t *testing.T) {
-	port := freePort(t)
-	srv := startSTS(t, port, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dataset-dir", copyData(t))
+	srv := serveExampleData(t)
 	samples := runPlan(t, srv, map[string]string{"sts.init": "true"})
 
 	requireAllPassed(t, samples)
@@ -107,29 +104,13 @@ func runPlan(t *testing.T, srv *server, props map[string]string) []sample {
 		t.Fatalf("jmeter: %v\n%s", err, out.String())
 	}
 	// JMeter can fail to load a plan and still exit 0: only a results file says it ran.
-	f, err := os.Open(results)
-	if err != nil {
+	if _, err := os.Stat(results); err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "jmeter.log"))
 		t.Fatalf("jmeter wrote no results (%v):\n%s\n%s", err, out.String(), log)
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("results: %d rows, %v", len(rows), err)
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
-	}
-	for _, name := range []string{"label", "responseCode", "success", "failureMessage"} {
-		if _, ok := col[name]; !ok {
-			t.Fatalf("results have no %s column: %q", name, rows[0])
-		}
-	}
 	var samples []sample
-	for _, r := range rows[1:] {
-		samples = append(samples, sample{label: r[col["label"]], code: r[col["responseCode"]],
-			failure: r[col["failureMessage"]], success: r[col["success"]] == "true"})
+	for _, r := range readCSV(t, results, "label", "responseCode", "success", "failureMessage") {
+		samples = append(samples, sample{label: r["label"], code: r["responseCode"], failure: r["failureMessage"], success: r["success"] == "true"})
 	}
 	t.Logf("jmeter ran %d samples", len(samples))
 	return samples

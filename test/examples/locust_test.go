@@ -4,7 +4,6 @@ package examples
 
 import (
 	"bytes"
-	"encoding/csv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +19,7 @@ const locustfile = "../../examples/locust/locustfile.py"
 // (STS_INIT=true) as the examples' README says for a local server: no request and no check fails,
 // the coupons handed out and those left are the file's, each once, and no order is taken twice.
 func TestLocustfile(t *testing.T) {
-	port := freePort(t)
-	srv := startSTS(t, port, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dataset-dir", copyData(t))
+	srv := serveExampleData(t)
 	stats := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command("locust", "-f", locustfile, "--headless", "-u", "8", "-r", "8", "-t", "5s",
 		"--host", srv.base, "--csv", stats, "--only-summary", "--exit-code-on-error", "1")
@@ -53,26 +51,14 @@ func TestLocustfile(t *testing.T) {
 // locustTotals reads the request and failure counts of the Aggregated row of Locust's stats CSV.
 func locustTotals(t *testing.T, path string) (requests, failures int) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("locust wrote no stats: %v", err)
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		t.Fatalf("locust stats: %d rows, %v", len(rows), err)
-	}
-	col := map[string]int{}
-	for i, name := range rows[0] {
-		col[name] = i
-	}
-	for _, r := range rows[1:] {
-		if r[col["Name"]] == "Aggregated" {
-			requests, _ = strconv.Atoi(r[col["Request Count"]])
-			failures, _ = strconv.Atoi(r[col["Failure Count"]])
+	records := readCSV(t, path, "Name", "Request Count", "Failure Count")
+	for _, r := range records {
+		if r["Name"] == "Aggregated" {
+			requests, _ = strconv.Atoi(r["Request Count"])
+			failures, _ = strconv.Atoi(r["Failure Count"])
 			return requests, failures
 		}
 	}
-	t.Fatalf("locust stats have no Aggregated row: %q", rows)
+	t.Fatalf("locust stats have no Aggregated row: %v", records)
 	return 0, 0
 }

@@ -10,6 +10,7 @@ package examples
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"io"
 	"net"
@@ -47,6 +48,13 @@ const (
 
 // server is a running sts binary.
 type server struct{ base, port string }
+
+// serveExampleData starts sts on a copy of examples/data, with no list loaded, as `make run-sts`.
+func serveExampleData(t *testing.T) *server {
+	t.Helper()
+	port := freePort(t)
+	return startSTS(t, port, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dataset-dir", copyData(t))
+}
 
 // startSTS runs the sts binary with args, which make it listen on 127.0.0.1:port, waits until
 // it is ready and stops it when the test ends.
@@ -166,3 +174,32 @@ func fileLines(t *testing.T, name string) []string {
 }
 
 func sorted(lines []string) []string { return slices.Sorted(slices.Values(lines)) }
+
+// readCSV reads a CSV file with a header row into one map per record, column name to value. It
+// fails the test when the file cannot be read, has no record, or lacks one of the columns.
+func readCSV(t *testing.T, path string, columns ...string) []map[string]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("%s: %d rows, %v", path, len(rows), err)
+	}
+	for _, c := range columns {
+		if !slices.Contains(rows[0], c) {
+			t.Fatalf("%s has no column %s: %q", path, c, rows[0])
+		}
+	}
+	var records []map[string]string
+	for _, r := range rows[1:] {
+		record := map[string]string{}
+		for i, name := range rows[0] {
+			record[name] = r[i]
+		}
+		records = append(records, record)
+	}
+	return records
+}
