@@ -8,8 +8,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -54,8 +56,11 @@ func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *sts
 	case err != nil:
 		return fmt.Errorf("while getting Service %q: %w", desired.Name, err)
 	}
-	if err := checkOwner(sts, &svc); err != nil || !specChanged(&svc, desired) {
+	if err := checkOwner(sts, &svc); err != nil {
 		return err
+	}
+	if !specChanged(&svc, desired) && equality.Semantic.DeepEqual(svc.Spec.Selector, desired.Spec.Selector) {
+		return nil
 	}
 	// The cluster IP and node ports that the API server assigned stay as they are.
 	svc.Spec.Type = desired.Spec.Type
@@ -83,12 +88,22 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 		return nil, err
 	}
 	desired := Deployment(sts, ServerImage(sts, r.DefaultImage, &d), src.authTokenHash)
-	if !specChanged(&d, desired) || blocked {
+	if blocked || !specChanged(&d, desired) && !runsMoreThanOnePod(&d) {
 		return &d, nil
 	}
-	loaded := loadedAfterRestart(durable(sts), loadedHashes(&d), src.hashes)
+	record := "" // putting back a replica count or strategy restarts no pod: the record stands
+	if specChanged(&d, desired) {
+		record = encodeHashes(loadedAfterRestart(durable(sts), loadedHashes(&d), src.hashes))
+	}
 	d.Spec = desired.Spec
-	return &d, r.update(ctx, sts, &d, desired, encodeHashes(loaded))
+	return &d, r.update(ctx, sts, &d, desired, record)
+}
+
+// runsMoreThanOnePod says whether someone changed d so that it may run two table servers at once
+// (kubectl scale, an autoscaler, an edited strategy): two servers behind one Service would
+// hand out the same lines. The spec hash does not see such edits.
+func runsMoreThanOnePod(d *appsv1.Deployment) bool {
+	return ptr.Deref(d.Spec.Replicas, 1) != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
 }
 
 // create creates obj and records an event.

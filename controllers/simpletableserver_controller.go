@@ -16,10 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
@@ -45,6 +47,9 @@ type SimpleTableServerReconciler struct {
 
 // +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers/status,verbs=get;patch
+// finalizers: the owner references set blockOwnerDeletion, which the
+// OwnerReferencesPermissionEnforcement admission plugin (OpenShift) allows only with this.
+// +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers/finalizers,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;update;patch
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
@@ -57,6 +62,11 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	sts := &stsv1alpha1.SimpleTableServer{}
 	if err := r.Get(ctx, req.NamespacedName, sts); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !sts.DeletionTimestamp.IsZero() {
+		// The garbage collector is removing what it owns (first, under foreground deletion):
+		// recreating it would only race the deletion.
+		return ctrl.Result{}, nil
 	}
 	src, err := r.resolveSources(ctx, sts)
 	if err != nil {
@@ -98,7 +108,10 @@ func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts co
 		return fmt.Errorf("while indexing Secret references: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&stsv1alpha1.SimpleTableServer{}).
+		// Only spec and annotation changes: the reconciler's own status writes must not run it
+		// again, or a server whose lists change would be polled at once instead of every interval.
+		For(&stsv1alpha1.SimpleTableServer{}, builder.WithPredicates(
+			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.PersistentVolumeClaim{}).

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -379,5 +382,27 @@ func TestTableServerReportsFailedLoads(t *testing.T) {
 	}
 	if want := []loadFailure{{List: "users", Source: missing, Error: "file not found !"}}; !reflect.DeepEqual(got.LoadFailures, want) {
 		t.Errorf("load failures %+v, want %+v", got.LoadFailures, want)
+	}
+}
+
+// A transport error keeps the same text from one call to the next, so that a condition message
+// made of it does not change (and write status, and record an event) at every poll.
+func TestTransportErrorsDropTheLocalPort(t *testing.T) {
+	reset := func(localPort int) error {
+		return &url.Error{Op: "Get", URL: "http://tables.ns.svc:9191/sts/STATUS?FORMAT=JSON", Err: &net.OpError{
+			Op: "read", Net: "tcp", Source: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: localPort},
+			Addr: &net.TCPAddr{IP: net.IPv4(10, 96, 0, 5), Port: 9191}, Err: syscall.ECONNRESET,
+		}}
+	}
+	first, second := withoutLocalAddress(reset(51234)).Error(), withoutLocalAddress(reset(40001)).Error()
+	if first != second || first != "read tcp 10.96.0.5:9191: connection reset by peer" {
+		t.Errorf("%q and %q", first, second)
+	}
+	if !errors.Is(withoutLocalAddress(reset(1)), syscall.ECONNRESET) {
+		t.Error("the cause is lost")
+	}
+	other := errors.New("HTTP 502")
+	if withoutLocalAddress(other) != other {
+		t.Error("an error without a connection changed")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -96,7 +97,7 @@ func (s tableServer) call(ctx context.Context, method, command string, params ur
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {
-		return fmt.Errorf("%s: %w", command, err)
+		return fmt.Errorf("%s: %w", command, withoutLocalAddress(err))
 	}
 	defer resp.Body.Close()
 	// Answers are small; the limit keeps a misbehaving server from filling the operator's memory.
@@ -121,4 +122,18 @@ type refusedError struct {
 
 func (e *refusedError) Error() string {
 	return fmt.Sprintf("%s: HTTP %d: %s", e.command, e.httpStatus, e.message)
+}
+
+// withoutLocalAddress drops the connection's local address and port from a transport error
+// ("read tcp 10.0.0.7:51234->10.96.0.5:9191: connection reset by peer"). The port changes with
+// every call, and the error ends up in a condition message: a server that keeps failing the
+// same way must keep the same message, or every poll would write status and record an event.
+func withoutLocalAddress(err error) error {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Source == nil {
+		return err
+	}
+	stable := *op
+	stable.Source = nil
+	return &stable
 }

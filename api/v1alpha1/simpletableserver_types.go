@@ -188,6 +188,8 @@ type KeySelector struct {
 }
 
 // ClaimSource names a file, or a directory of files, on a PersistentVolumeClaim.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.match) || !self.path.contains('=')",message="path cannot contain '=' when match is set (the table server reads its directory flag as DIR=REGEX): rename the directory"
 type ClaimSource struct {
 	// claimName of a PersistentVolumeClaim in this namespace.
 	// +kubebuilder:validation:MinLength=1

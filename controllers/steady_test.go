@@ -1,0 +1,115 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strconv"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// While clients change the lists all the time, as in a load test, the server is still asked for
+// its STATUS once per refresh interval: the operator's own status writes do not make it ask again.
+func TestStatusPollingKeepsItsIntervalWhileListsChange(t *testing.T) {
+	s := requireEnvtest(t)
+	_, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"}) // refresh interval 1s
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ctx.Err() == nil; i++ {
+			_ = ts.store.Add("orders", strconv.Itoa(i), store.Last, false)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	t.Cleanup(func() { stop(); <-done })
+
+	time.Sleep(time.Second) // the first change of lists is seen and written
+	before := ts.statuses.Load()
+	time.Sleep(3 * time.Second)
+	if n := ts.statuses.Load() - before; n < 2 || n > 5 {
+		t.Errorf("%d STATUS requests in 3s at a 1s refresh interval while the lists changed", n)
+	}
+}
+
+// A Deployment scaled or edited by hand so that two table servers could run is put back: two
+// servers behind one Service would hand out the same lines twice.
+func TestADeploymentScaledByHandIsPutBack(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	d := &appsv1.Deployment{}
+	d.Namespace, d.Name = sts.Namespace, sts.Name
+	s.get(t, d)
+	d.Spec.Replicas = ptr.To[int32](2)
+	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
+	if err := s.k8s.Update(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{}
+	svc.Namespace, svc.Name = sts.Namespace, sts.Name
+	s.get(t, svc)
+	svc.Spec.Selector = map[string]string{"app": "something-else"}
+	if err := s.k8s.Update(context.Background(), svc); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, reconcileWait, func() error {
+		s.get(t, d)
+		s.get(t, svc)
+		if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			return fmt.Errorf("replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
+		}
+		if want := Service(sts).Spec.Selector; !maps.Equal(svc.Spec.Selector, want) {
+			return fmt.Errorf("Service selector %v, want %v", svc.Spec.Selector, want)
+		}
+		return nil
+	})
+}
+
+// A resource being deleted is left to the garbage collector: the operator does not recreate
+// the objects it removes (under foreground deletion they go first, while the resource stays).
+func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	const hold = "test.sts.tableserver.dev/hold"
+	s.get(t, sts)
+	sts.Finalizers = append(sts.Finalizers, hold)
+	if err := s.k8s.Update(context.Background(), sts); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cur := sts.DeepCopy()
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), cur); err == nil {
+			cur.Finalizers = nil
+			_ = s.k8s.Update(context.Background(), cur)
+		}
+	})
+	if err := s.k8s.Delete(context.Background(), sts); err != nil {
+		t.Fatal(err)
+	}
+	// envtest runs no garbage collector: the test removes the children as it would.
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+		obj.SetNamespace(sts.Namespace)
+		obj.SetName(sts.Name)
+		if err := s.k8s.Delete(context.Background(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	time.Sleep(3 * time.Second) // three refresh intervals
+	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
+		err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, obj)
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("%T of a resource being deleted: %v, want it not recreated", obj, err)
+		}
+	}
+}
