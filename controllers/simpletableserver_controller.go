@@ -43,6 +43,11 @@ type SimpleTableServerReconciler struct {
 	// HTTPClient calls the table servers; its Timeout bounds every call, so that a server that
 	// does not answer holds a worker for at most that long.
 	HTTPClient *http.Client
+	// APIReader reads a ConfigMap or Secret that a dataset names from the API server when it
+	// changed: the manager caches only their metadata (see sourceCache).
+	APIReader client.Reader
+
+	sourceCache *sourceCache
 }
 
 // +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers,verbs=get;list;watch
@@ -96,8 +101,10 @@ func refreshInterval(sts *stsv1alpha1.SimpleTableServer) time.Duration {
 }
 
 // SetupWithManager registers the reconciler, its owned objects, and the field indexes through
-// which ConfigMap and Secret changes reach the resources that read them.
+// which ConfigMap and Secret changes (watched as metadata only) reach the resources that read
+// them.
 func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
+	r.sourceCache = newSourceCache(r.Client, r.APIReader)
 	ctx := context.Background()
 	indexer := mgr.GetFieldIndexer()
 	obj := &stsv1alpha1.SimpleTableServer{}
@@ -115,8 +122,8 @@ func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts co
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
-		Watches(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(configMapIndex))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(secretIndex))).
+		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(configMapIndex))).
+		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(secretIndex))).
 		WithOptions(opts).
 		Complete(r)
 }

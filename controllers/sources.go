@@ -8,8 +8,6 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -111,34 +109,26 @@ type missingSourceError struct{ what string }
 func (e *missingSourceError) Error() string { return e.what }
 
 func (r *SimpleTableServerReconciler) configMapKey(ctx context.Context, ns string, sel stsv1alpha1.KeySelector) ([]byte, error) {
-	var cm corev1.ConfigMap
-	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: sel.Name}, &cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &missingSourceError{fmt.Sprintf("ConfigMap %q", sel.Name)}
-		}
-		return nil, fmt.Errorf("while getting ConfigMap %q: %w", sel.Name, err)
-	}
-	if s, ok := cm.Data[sel.Key]; ok {
-		return []byte(s), nil
-	}
-	if b, ok := cm.BinaryData[sel.Key]; ok {
-		return b, nil
-	}
-	return nil, &missingSourceError{fmt.Sprintf("key %q of ConfigMap %q", sel.Key, sel.Name)}
+	return r.sourceKey(ctx, sourceObject{kind: "ConfigMap", key: types.NamespacedName{Namespace: ns, Name: sel.Name}}, sel.Key)
 }
 
 func (r *SimpleTableServerReconciler) secretKey(ctx context.Context, ns string, sel stsv1alpha1.KeySelector) ([]byte, error) {
-	var s corev1.Secret
-	if err := r.Get(ctx, types.NamespacedName{Namespace: ns, Name: sel.Name}, &s); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, &missingSourceError{fmt.Sprintf("Secret %q", sel.Name)}
-		}
-		return nil, fmt.Errorf("while getting Secret %q: %w", sel.Name, err)
+	return r.sourceKey(ctx, sourceObject{kind: "Secret", key: types.NamespacedName{Namespace: ns, Name: sel.Name}}, sel.Key)
+}
+
+// sourceKey returns the value of key in obj.
+func (r *SimpleTableServerReconciler) sourceKey(ctx context.Context, obj sourceObject, key string) ([]byte, error) {
+	data, found, err := r.sourceCache.data(ctx, obj)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, &missingSourceError{fmt.Sprintf("%s %q", obj.kind, obj.key.Name)}
 	}
-	if b, ok := s.Data[sel.Key]; ok {
+	if b, ok := data[key]; ok {
 		return b, nil
 	}
-	return nil, &missingSourceError{fmt.Sprintf("key %q of Secret %q", sel.Key, sel.Name)}
+	return nil, &missingSourceError{fmt.Sprintf("key %q of %s %q", key, obj.kind, obj.key.Name)}
 }
 
 // loadedHashes returns the content hashes recorded on the Deployment when its server loaded

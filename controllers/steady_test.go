@@ -113,3 +113,28 @@ func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
 		}
 	}
 }
+
+// ConfigMaps and Secrets are cached as metadata only (a cluster may hold many large ones); the
+// content of a dataset's ConfigMap is read from the API server once, and again only when it
+// changes, not at every poll.
+func TestASourceIsReadFromTheAPIServerOnlyWhenItChanges(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"}) // ConfigMap "users", refresh 1s
+	reader := s.reconciler.APIReader.(*countingReader)
+	key := client.ObjectKey{Namespace: sts.Namespace, Name: "users"}
+	before := reader.readsOf(key)
+	if before == 0 {
+		t.Fatal("the ConfigMap was never read from the API server")
+	}
+	time.Sleep(3 * time.Second) // three polls
+	if n := reader.readsOf(key) - before; n != 0 {
+		t.Errorf("%d reads of an unchanged ConfigMap in three polls", n)
+	}
+	s.updateConfigMap(t, sts.Namespace, "users", "u1\nu2\n")
+	eventually(t, reconcileWait, func() error {
+		if reader.readsOf(key) == before {
+			return fmt.Errorf("the changed ConfigMap was not read")
+		}
+		return nil
+	})
+}

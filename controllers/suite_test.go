@@ -112,6 +112,7 @@ func startSuite() (*envtestSuite, func(), error) {
 		DefaultImage: testImage,
 		Endpoints:    s.endpoints,
 		HTTPClient:   NewHTTPClient(2 * time.Second),
+		APIReader:    &countingReader{Reader: mgr.GetAPIReader()},
 	}
 	if err := s.reconciler.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, nil, err
@@ -225,6 +226,29 @@ func (r *rollouts) run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// countingReader counts the reads of each object that go to the API server itself.
+type countingReader struct {
+	client.Reader
+	mu    sync.Mutex
+	reads map[string]int // by "namespace/name"
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.mu.Lock()
+	if c.reads == nil {
+		c.reads = map[string]int{}
+	}
+	c.reads[key.String()]++
+	c.mu.Unlock()
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (c *countingReader) readsOf(key client.ObjectKey) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads[key.String()]
 }
 
 // writeCounter counts the reconciler's API writes per namespace.

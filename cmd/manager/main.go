@@ -110,6 +110,7 @@ func run(o *options) error {
 		DefaultImage: o.stsImage,
 		Endpoints:    controllers.ServiceEndpoints{},
 		HTTPClient:   controllers.NewHTTPClient(o.serverTimeout),
+		APIReader:    mgr.GetAPIReader(),
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {
 		return fmt.Errorf("while setting up the controller: %w", err)
