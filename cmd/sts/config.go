@@ -56,6 +56,12 @@ var propertyFlags = map[string]string{
 	"jmeterPlugin.sts.initFileAtStartupRegex":      "init-files-regex",
 }
 
+// propertyFallbacks are the keys read when a key of propertyFlags is absent, as the original
+// does: the response charset defaults to JMeter's own sampleresult.default.encoding.
+var propertyFallbacks = map[string]string{
+	"jmeterPlugin.sts.charsetEncodingHttpResponse": "sampleresult.default.encoding",
+}
+
 // booleanProperties are read with Java's Boolean.parseBoolean, as the original does: "true" in
 // any case is true, anything else false.
 var booleanProperties = map[string]bool{"add-timestamp": true, "init-files-regex": true}
@@ -198,6 +204,9 @@ func applyProperties(fs *flag.FlagSet, set map[string]bool, path string) error {
 	var errs []error
 	for key, name := range propertyFlags {
 		value, found := props[key]
+		if fallback, ok := propertyFallbacks[key]; ok && !found {
+			value, found = props[fallback]
+		}
 		if set[name] || !found {
 			continue
 		}

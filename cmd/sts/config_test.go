@@ -99,6 +99,21 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
+// The response charset falls back to JMeter's sampleresult.default.encoding, as the original's.
+func TestResponseCharsetFallsBackToJMetersEncoding(t *testing.T) {
+	for content, want := range map[string]string{
+		"sampleresult.default.encoding=ISO-8859-1\n": "ISO-8859-1",
+		"sampleresult.default.encoding=ISO-8859-1\njmeterPlugin.sts.charsetEncodingHttpResponse=UTF-16\n": "UTF-16",
+		"# nothing\n": "UTF-8",
+	} {
+		props := writeTemp(t, "jmeter.properties", content)
+		s, err := resolveSettings([]string{"--properties", props}, env(nil), io.Discard)
+		if err != nil || s.server.CharsetResponse != want {
+			t.Errorf("%q: response charset %q, %v; want %s", content, s.server.CharsetResponse, err, want)
+		}
+	}
+}
+
 func TestBadSettings(t *testing.T) {
 	for name, tc := range map[string]struct {
 		args []string

@@ -59,6 +59,8 @@ var javaAliases = map[string]string{
 	"cp1256":                "windows-1256",
 	"cp1257":                "windows-1257",
 	"cp1258":                "windows-1258",
+	"x-macroman":            "macintosh",
+	"macroman":              "macintosh",
 }
 
 // LookupCharset finds a charset by its IANA name or alias ("UTF-8",

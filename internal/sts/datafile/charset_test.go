@@ -25,6 +25,7 @@ func TestLookupCharset(t *testing.T) {
 		"UTF-16LE":     "UTF-16LE",
 		"Shift_JIS":    "Shift_JIS",
 		"cp437":        "IBM437",
+		"x-MacRoman":   "macintosh",
 		" UTF-8 ":      "UTF-8",
 	}
 	for name, want := range tests {
@@ -36,7 +37,7 @@ func TestLookupCharset(t *testing.T) {
 	if got := (Charset{}).Name(); got != "UTF-8" {
 		t.Errorf("zero Charset is %q, want UTF-8", got)
 	}
-	for _, name := range []string{"", "x-no-such-charset", "UTF-32"} {
+	for _, name := range []string{"", "x-no-such-charset", "UTF-32", "windows-31j"} {
 		if _, err := LookupCharset(name); err == nil {
 			t.Errorf("LookupCharset(%q) succeeded", name)
 		}
