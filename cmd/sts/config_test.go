@@ -102,7 +102,7 @@ func TestPrecedence(t *testing.T) {
 // The response charset falls back to JMeter's sampleresult.default.encoding, as the original's.
 func TestResponseCharsetFallsBackToJMetersEncoding(t *testing.T) {
 	for content, want := range map[string]string{
-		"sampleresult.default.encoding=ISO-8859-1\n": "ISO-8859-1",
+		"sampleresult.default.encoding=ISO-8859-1\n":                                                      "ISO-8859-1",
 		"sampleresult.default.encoding=ISO-8859-1\njmeterPlugin.sts.charsetEncodingHttpResponse=UTF-16\n": "UTF-16",
 		"# nothing\n": "UTF-8",
 	} {
