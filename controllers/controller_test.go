@@ -253,6 +253,8 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	ts.call(t, "/sts/ADD?FILENAME=cards&LINE=c3&ADD_MODE=LAST&TOKEN=s3cret") // a client's change the reload must keep
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
 	s.get(t, d)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	notReady := s.watchNotReady(t, sts)
 
 	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\nn3\nn4\nn5\n")
 	eventually(t, reconcileWait, func() error {
@@ -289,6 +291,35 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	s.get(t, after)
 	if !apiequality.Semantic.DeepEqual(after.Spec.Template, d.Spec.Template) {
 		t.Errorf("the pod template changed: Reload must not restart the pod\n%+v\n%+v", d.Spec.Template, after.Spec.Template)
+	}
+	// Nor is the resource ever reported not Ready on the way.
+	if seen := notReady(); seen != "" {
+		t.Errorf("Ready was not True during the reload: %s", seen)
+	}
+}
+
+// watchNotReady reads sts every 10ms until the returned function is called, which returns the
+// first Ready condition seen that was not True ("" when none was).
+func (s *envtestSuite) watchNotReady(t *testing.T, sts *stsv1alpha1.SimpleTableServer) func() string {
+	t.Helper()
+	ctx, stop := context.WithCancel(context.Background())
+	seen := make(chan string, 1)
+	go func() {
+		defer close(seen)
+		cur := sts.DeepCopy()
+		for ctx.Err() == nil {
+			if err := s.k8s.Get(ctx, client.ObjectKeyFromObject(sts), cur); err == nil {
+				if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+					seen <- fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	return func() string {
+		stop()
+		return <-seen
 	}
 }
 

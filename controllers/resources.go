@@ -40,6 +40,10 @@ const (
 	// loadedDatasetsAnnotation, on the Deployment, holds the content hash of every ConfigMap
 	// and Secret dataset as the running server loaded it (JSON object: dataset name -> hash).
 	loadedDatasetsAnnotation = "sts.tableserver.dev/loaded-datasets"
+	// reloadedAtGenerationAnnotation, on the Deployment, holds its generation just before the
+	// operator last recorded a reload in loadedDatasetsAnnotation. An annotation change bumps a
+	// Deployment's generation without changing its pod; this says which bump it was.
+	reloadedAtGenerationAnnotation = "sts.tableserver.dev/reloaded-at-generation"
 	// authTokenHashAnnotation, on the pod template, holds a hash of the server's auth token.
 	authTokenHashAnnotation = "sts.tableserver.dev/auth-token-hash"
 	// managedAnnotationsAnnotation holds the keys of the annotations the operator set on an

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -69,11 +70,14 @@ func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *st
 	if len(done) == 0 {
 		return false, errors.Join(errs...)
 	}
-	// The patch bumps the Deployment's generation but changes no pod; d keeps the generation and
-	// rollout status the Deployment controller last reported, so this reconcile's status does not
-	// read the record as a rollout.
+	// The patch bumps the Deployment's generation but changes no pod: rolledOut knows that bump
+	// by reloadedAtGenerationAnnotation, and d keeps the generation and rollout status the
+	// Deployment controller last reported.
 	recorded := d.DeepCopy()
-	recorded.Annotations = merged(d.Annotations, map[string]string{loadedDatasetsAnnotation: encodeHashes(loaded)})
+	recorded.Annotations = merged(d.Annotations, map[string]string{
+		loadedDatasetsAnnotation:       encodeHashes(loaded),
+		reloadedAtGenerationAnnotation: strconv.FormatInt(d.Generation, 10),
+	})
 	if err := r.Patch(ctx, recorded, client.MergeFrom(d)); err != nil {
 		// The lists are replaced; the next reconcile pushes the same content again.
 		errs = append(errs, fmt.Errorf("while recording the reloaded datasets on Deployment %q: %w", d.Name, err))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -177,14 +178,24 @@ func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 }
 
 // rolledOut says whether the Deployment controller has seen d's current spec and runs exactly
-// its one pod of it (the same rules kstatus applies to Deployments).
+// its one pod of it (the same rules kstatus applies to Deployments). A generation that only the
+// record of a reload bumped is not a new spec: the server keeps running, Ready stays True.
 func rolledOut(d *appsv1.Deployment) bool {
 	if d == nil {
 		return false
 	}
 	want := ptr.Deref(d.Spec.Replicas, 1)
 	s := d.Status
-	return s.ObservedGeneration >= d.Generation && s.UpdatedReplicas >= want && s.Replicas <= want
+	return observedCurrentSpec(d) && s.UpdatedReplicas >= want && s.Replicas <= want
+}
+
+func observedCurrentSpec(d *appsv1.Deployment) bool {
+	observed := d.Status.ObservedGeneration
+	if observed >= d.Generation {
+		return true
+	}
+	reloadedAt, err := strconv.ParseInt(d.Annotations[reloadedAtGenerationAnnotation], 10, 64)
+	return err == nil && observed == reloadedAt && d.Generation == reloadedAt+1
 }
 
 func available(d *appsv1.Deployment) bool { return d != nil && d.Status.AvailableReplicas >= 1 }
@@ -192,7 +203,7 @@ func available(d *appsv1.Deployment) bool { return d != nil && d.Status.Availabl
 // rolloutStuck reports the Deployment controller's verdict that d's current rollout exceeded
 // its progress deadline (the pod crash-loops, cannot be scheduled, cannot pull its image).
 func rolloutStuck(d *appsv1.Deployment) (string, bool) {
-	if d == nil || d.Status.ObservedGeneration < d.Generation {
+	if d == nil || !observedCurrentSpec(d) {
 		return "", false
 	}
 	for _, c := range d.Status.Conditions {

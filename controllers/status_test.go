@@ -406,3 +406,28 @@ func TestTransportErrorsDropTheLocalPort(t *testing.T) {
 		t.Error("an error without a connection changed")
 	}
 }
+
+// A Deployment generation bumped only by the record of a reload is not a rollout.
+func TestReloadRecordIsNotARollout(t *testing.T) {
+	for name, tc := range map[string]struct {
+		generation, observed int64
+		reloadedAt           string
+		want                 bool
+	}{
+		"observed":                        {generation: 3, observed: 3, want: true},
+		"bumped by the record":            {generation: 3, observed: 2, reloadedAt: "2", want: true},
+		"a spec change after the record":  {generation: 4, observed: 3, reloadedAt: "2", want: false},
+		"a spec change before the record": {generation: 4, observed: 2, reloadedAt: "3", want: false},
+		"no record":                       {generation: 3, observed: 2, want: false},
+		"a damaged record":                {generation: 3, observed: 2, reloadedAt: "x", want: false},
+	} {
+		d := &appsv1.Deployment{}
+		d.Generation, d.Status.ObservedGeneration = tc.generation, tc.observed
+		if tc.reloadedAt != "" {
+			d.Annotations = map[string]string{reloadedAtGenerationAnnotation: tc.reloadedAt}
+		}
+		if got := observedCurrentSpec(d); got != tc.want {
+			t.Errorf("%s: observedCurrentSpec = %v, want %v", name, got, tc.want)
+		}
+	}
+}
