@@ -83,7 +83,10 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, obs.applyErr // the cache lags behind a write: retry with the next view
 	}
 	obs.server = r.observeServer(ctx, sts, obs.deployment, src)
-	if err := r.updateStatus(ctx, sts, obs); err != nil {
+	switch err := r.updateStatus(ctx, sts, obs); {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil // deleted while this reconcile ran
+	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("while updating the status: %w", err)
 	}
 	if obs.applyErr != nil && !needsUser(obs.applyErr) {
