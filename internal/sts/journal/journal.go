@@ -353,7 +353,10 @@ func (j *Journal) Record(change []byte) (uint64, store.Commit) {
 	buf, err := appendRecord(b.buf, seq, change)
 	if err != nil {
 		j.mu.Unlock()
-		return seq, refused{err}
+		// The store has changed its lists already: going on without this record would let
+		// the lists on disk drift from the ones served, so the journal stops as after a failed
+		// write.
+		return seq, refused{j.fail(fmt.Errorf("record %d: %w", seq, err))}
 	}
 	b.buf = buf
 	j.mu.Unlock()
@@ -575,6 +578,15 @@ func (j *Journal) Snapshot() error {
 	path := filepath.Join(j.dir, snapshotName(g))
 	tmp := path + ".tmp"
 	if err := writeSnapshot(tmp, j.state, seq, j.stop); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	// The lists were copied while records went on; if one of those records failed, the copy
+	// may hold a change that was refused to its client.
+	j.mu.Lock()
+	err := j.refusal()
+	j.mu.Unlock()
+	if err != nil {
 		os.Remove(tmp)
 		return err
 	}

@@ -100,7 +100,8 @@ func writeSnapshot(path string, st State, seq uint64, stop <-chan struct{}) (err
 	return f.Sync()
 }
 
-// readSnapshot restores the snapshot at path into st and returns its journal seq.
+// readSnapshot restores the snapshot at path into st and returns the seq above which new records
+// must be numbered.
 func readSnapshot(path string, st State) (uint64, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -113,6 +114,7 @@ func readSnapshot(path string, st State) (uint64, error) {
 	var (
 		name    string
 		listSeq uint64
+		maxSeq  uint64   // the highest seq of a list
 		want    uint64   // lines the current list announced
 		lines   []string // its lines so far
 		open    bool     // a list has begun
@@ -126,6 +128,7 @@ func readSnapshot(path string, st State) (uint64, error) {
 			return fmt.Errorf("list %q has %d of its %d lines", name, len(lines), want)
 		}
 		st.RestoreList(name, listSeq, lines)
+		maxSeq = max(maxSeq, listSeq)
 		open, lines = false, nil
 		return nil
 	}
@@ -179,7 +182,10 @@ func readSnapshot(path string, st State) (uint64, error) {
 			if r.off != len(data) {
 				return 0, &CorruptError{Path: path, Offset: int64(r.off), Reason: "data after the end record"}
 			}
-			return seq, nil
+			// Lists copied while records went on carry seqs above the snapshot's, whose records
+			// are in the next segment, if they reached the disk. New records must be numbered
+			// above them either way: replay skips a record at or below its list's seq.
+			return max(seq, maxSeq), nil
 		default:
 			return 0, bad(fmt.Sprintf("unknown record kind %q", payload[0]))
 		}
