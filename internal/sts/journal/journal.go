@@ -421,6 +421,7 @@ func (j *Journal) flush() {
 	j.mu.Unlock()
 	for _, b := range batches {
 		b.err = j.write(b)
+		b.buf = nil // lists keep their last Commit (store.list.lastCommit), not its records
 		close(b.done)
 	}
 }

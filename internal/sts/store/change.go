@@ -107,18 +107,29 @@ func (m *Memory) commit(l *list, created bool) Commit {
 	}
 	l.recording = false
 	if len(l.change) == l.changeHead && !created {
-		return committed{}
+		return l.settled()
 	}
 	seq, c := m.recorder.Record(l.change)
-	l.seq = seq
+	l.seq, l.lastCommit = seq, c
 	if cap(l.change) > maxKeptChange {
 		l.change = nil
 	}
 	return c
 }
 
-// durable waits for c and wraps a failure in ErrNotRecorded.
+// settled is the Commit an answer that changed nothing in l waits for: l's last change.
+func (l *list) settled() Commit {
+	if l.lastCommit == nil {
+		return committed{}
+	}
+	return l.lastCommit
+}
+
+// durable waits for c, if any, and wraps a failure in ErrNotRecorded.
 func durable(c Commit) error {
+	if c == nil {
+		return nil
+	}
 	if err := c.Wait(); err != nil {
 		return fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}

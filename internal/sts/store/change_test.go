@@ -1,11 +1,14 @@
 package store
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 )
 
 // tape is a Recorder that keeps the records in memory.
@@ -80,5 +83,70 @@ func TestReplayRefusesMalformedRecords(t *testing.T) {
 				t.Fatalf("Replay(%q) = %v, want a malformed record", record, err)
 			}
 		})
+	}
+}
+
+// held is a Recorder whose records become durable only when the test releases them.
+type held struct {
+	release chan struct{}
+	records int
+}
+
+type heldCommit struct{ release chan struct{} }
+
+func (c heldCommit) Wait() error { <-c.release; return nil }
+
+func (h *held) Record([]byte) (uint64, Commit) {
+	h.records++
+	return uint64(h.records), heldCommit{h.release}
+}
+
+// An answer that changed nothing is not given before the change it depends on is durable: a
+// RESET or a "No more line" after a consume still being recorded would otherwise be undone by
+// a crash, the consumed line back in a list its clients were told was empty.
+func TestAnswersWaitForTheChangeTheyDependOn(t *testing.T) {
+	m := NewMemory()
+	if err := m.Add("coupons", "c1", Last, false); err != nil {
+		t.Fatal(err)
+	}
+	rec := &held{release: make(chan struct{})}
+	m.StartRecording(rec)
+	consumed := make(chan error, 1)
+	go func() {
+		_, err := m.Read(context.Background(), "coupons", First, 1, false, 0)
+		consumed <- err
+	}()
+	for m.Lengths()[0].Length != 0 { // the consume has taken the line; its record is held
+		time.Sleep(time.Millisecond)
+	}
+	answers := make(chan string, 3)
+	go func() {
+		_, err := m.Read(context.Background(), "coupons", First, 1, false, 0)
+		answers <- fmt.Sprint("READ: ", err)
+	}()
+	go func() {
+		_, err := m.Reset("coupons")
+		answers <- fmt.Sprint("RESET: ", err)
+	}()
+	go func() {
+		err := m.Add("coupons", "c2", Last, false)
+		answers <- fmt.Sprint("ADD: ", err) // a change: recorded, held like the consume
+	}()
+	select {
+	case a := <-answers:
+		t.Fatalf("answered before the consume was durable: %s", a)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(rec.release)
+	if err := <-consumed; err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 3 {
+		got = append(got, <-answers)
+	}
+	slices.Sort(got)
+	if want := []string{"ADD: <nil>", "READ: " + ErrEmpty.Error(), "RESET: <nil>"}; !slices.Equal(got, want) && !slices.Equal(got, []string{"ADD: <nil>", "READ: <nil>", "RESET: <nil>"}) {
+		t.Errorf("answers %q", got)
 	}
 }

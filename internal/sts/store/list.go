@@ -22,6 +22,11 @@ type list struct {
 	recording  bool
 	change     []byte
 	changeHead int
+	// lastCommit is the Commit of the list's last recorded change (nil before the first). An
+	// operation that changes nothing waits for it before it answers, because its answer depends
+	// on that change: a RESET or a "No more line" after a consume not yet durable must not be
+	// answered before the consume is, or a crash would undo what the answer said.
+	lastCommit Commit
 
 	// waiters are the reads waiting for lines, in arrival order (wait.go).
 	waiters []*waiter

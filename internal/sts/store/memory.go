@@ -119,21 +119,22 @@ func (m *Memory) Find(ctx context.Context, name string, match func(line string) 
 }
 
 // takeLocked runs req on l, which must be locked: it returns the lines taken and the Commit of
-// the change, or the error that a read meets when the list cannot satisfy it.
+// the change, or the error that a read meets when the list cannot satisfy it with the Commit
+// that error depends on (the list's last change).
 func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error) {
 	if l.pending {
-		return nil, nil, ErrNotLoaded
+		return nil, l.settled(), ErrNotLoaded
 	}
 	size := l.lines.len()
 	if size == 0 {
-		return nil, nil, ErrEmpty
+		return nil, l.settled(), ErrEmpty
 	}
 	hit := 0
 	if req.match != nil {
 		for line := range l.lines.all() {
 			ok, err := req.match(line)
 			if err != nil {
-				return nil, nil, err
+				return nil, l.settled(), err
 			}
 			if ok {
 				break
@@ -141,10 +142,10 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 			hit++
 		}
 		if hit == size {
-			return nil, nil, ErrNoMatch
+			return nil, l.settled(), ErrNoMatch
 		}
 	} else if req.n > size {
-		return nil, nil, &ShortListError{Want: req.n, Have: size}
+		return nil, l.settled(), &ShortListError{Want: req.n, Have: size}
 	}
 	m.begin(l)
 	before := l.bytes

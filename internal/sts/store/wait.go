@@ -32,10 +32,13 @@ type taken struct {
 }
 
 func (t taken) result() ([]string, error) {
+	if err := durable(t.commit); err != nil {
+		return nil, err
+	}
 	if t.err != nil {
 		return nil, t.err
 	}
-	return t.lines, durable(t.commit)
+	return t.lines, nil
 }
 
 // canWaitFor reports whether a read that failed with err may wait for lines.
