@@ -127,8 +127,9 @@ func (r *SimpleTableServerReconciler) create(ctx context.Context, sts *stsv1alph
 func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, existing, desired client.Object, loaded string) error {
 	existing.SetLabels(merged(existing.GetLabels(), desired.GetLabels()))
 	annotations := updatedAnnotations(existing.GetAnnotations(), desired.GetAnnotations())
-	if loaded != "" {
+	if loaded != "" { // a new pod: the record of what it loads replaces that of any reload
 		annotations[loadedDatasetsAnnotation] = loaded
+		delete(annotations, reloadedAtGenerationAnnotation)
 	}
 	existing.SetAnnotations(annotations)
 	if err := r.Update(ctx, existing); err != nil {

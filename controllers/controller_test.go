@@ -296,6 +296,23 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	if seen := notReady(); seen != "" {
 		t.Errorf("Ready was not True during the reload: %s", seen)
 	}
+
+	// A new spec, and so a new pod, ends the record of reloads.
+	if _, ok := after.Annotations[reloadedAtGenerationAnnotation]; !ok {
+		t.Errorf("the reload is not recorded: %v", after.Annotations)
+	}
+	s.get(t, cur)
+	cur.Spec.PodAnnotations = map[string]string{"team": "perf"}
+	if err := s.k8s.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, reconcileWait, func() error {
+		s.get(t, after)
+		if at, ok := after.Annotations[reloadedAtGenerationAnnotation]; ok {
+			return fmt.Errorf("the new spec's Deployment still says reloaded at generation %s", at)
+		}
+		return nil
+	})
 }
 
 // watchNotReady reads sts every 10ms until the returned function is called, which returns the

@@ -41,8 +41,9 @@ const (
 	// and Secret dataset as the running server loaded it (JSON object: dataset name -> hash).
 	loadedDatasetsAnnotation = "sts.tableserver.dev/loaded-datasets"
 	// reloadedAtGenerationAnnotation, on the Deployment, holds its generation just before the
-	// operator last recorded a reload in loadedDatasetsAnnotation. An annotation change bumps a
-	// Deployment's generation without changing its pod; this says which bump it was.
+	// operator recorded a reload in loadedDatasetsAnnotation (the first of the records the
+	// Deployment controller had not seen yet). An annotation change bumps a Deployment's
+	// generation without changing its pod; this says which bumps they were. A new spec removes it.
 	reloadedAtGenerationAnnotation = "sts.tableserver.dev/reloaded-at-generation"
 	// authTokenHashAnnotation, on the pod template, holds a hash of the server's auth token.
 	authTokenHashAnnotation = "sts.tableserver.dev/auth-token-hash"

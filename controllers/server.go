@@ -73,10 +73,14 @@ func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *st
 	// The patch bumps the Deployment's generation but changes no pod: rolledOut knows that bump
 	// by reloadedAtGenerationAnnotation, and d keeps the generation and rollout status the
 	// Deployment controller last reported.
+	at := d.Generation
+	if prev, ok := reloadedAt(d); ok && d.Status.ObservedGeneration < d.Generation {
+		at = prev // the Deployment controller has not seen the previous record yet
+	}
 	recorded := d.DeepCopy()
 	recorded.Annotations = merged(d.Annotations, map[string]string{
 		loadedDatasetsAnnotation:       encodeHashes(loaded),
-		reloadedAtGenerationAnnotation: strconv.FormatInt(d.Generation, 10),
+		reloadedAtGenerationAnnotation: strconv.FormatInt(at, 10),
 	})
 	if err := r.Patch(ctx, recorded, client.MergeFrom(d)); err != nil {
 		// The lists are replaced; the next reconcile pushes the same content again.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,14 +17,21 @@ import (
 // metadata of ConfigMaps and Secrets: a cluster may hold many large ones that no dataset reads
 // (Helm keeps every release in a Secret), and caching them whole could exhaust the operator's
 // memory. The content of the objects datasets do read is fetched from the API server when their
-// resourceVersion changes, and kept until they are deleted.
+// resourceVersion changes, and kept while resources read it.
 type sourceCache struct {
 	metadata client.Reader // the manager's cache, holding the objects' metadata
 	api      client.Reader // the API server itself
+	now      func() time.Time
 
 	mu      sync.Mutex
 	objects map[sourceObject]sourceContent
+	swept   time.Time // when unused content was last dropped
 }
+
+// forgetAfter is how long content no reconcile reads is kept. Every resource reads its sources
+// at least once per refresh interval (one hour at most), so only the content of objects that no
+// resource names any more, or that were deleted with their resource, is dropped.
+const forgetAfter = 2 * time.Hour
 
 // sourceObject names a ConfigMap or Secret.
 type sourceObject struct {
@@ -36,10 +44,11 @@ type sourceObject struct {
 type sourceContent struct {
 	resourceVersion string
 	data            map[string][]byte
+	used            time.Time // when a reconcile last read it
 }
 
 func newSourceCache(metadata, api client.Reader) *sourceCache {
-	return &sourceCache{metadata: metadata, api: api, objects: map[sourceObject]sourceContent{}}
+	return &sourceCache{metadata: metadata, api: api, now: time.Now, objects: map[sourceObject]sourceContent{}}
 }
 
 // data returns the object's data; found is false when it does not exist.
@@ -53,12 +62,17 @@ func (c *sourceCache) data(ctx context.Context, obj sourceObject) (data map[stri
 		}
 		return nil, false, fmt.Errorf("while getting %s %q: %w", obj.kind, obj.key.Name, err)
 	}
+	now := c.now()
 	c.mu.Lock()
+	c.sweep(now)
 	kept, ok := c.objects[obj]
-	c.mu.Unlock()
 	if ok && kept.resourceVersion == meta.ResourceVersion {
+		kept.used = now
+		c.objects[obj] = kept
+		c.mu.Unlock()
 		return kept.data, true, nil
 	}
+	c.mu.Unlock()
 	fetched, err := c.fetch(ctx, obj)
 	if apierrors.IsNotFound(err) {
 		c.forget(obj)
@@ -67,10 +81,25 @@ func (c *sourceCache) data(ctx context.Context, obj sourceObject) (data map[stri
 	if err != nil {
 		return nil, false, fmt.Errorf("while getting %s %q: %w", obj.kind, obj.key.Name, err)
 	}
+	fetched.used = now
 	c.mu.Lock()
 	c.objects[obj] = fetched
 	c.mu.Unlock()
 	return fetched.data, true, nil
+}
+
+// sweep drops the content not read for forgetAfter, at most twice per forgetAfter; c.mu must be
+// held.
+func (c *sourceCache) sweep(now time.Time) {
+	if now.Sub(c.swept) < forgetAfter/2 {
+		return
+	}
+	c.swept = now
+	for obj, content := range c.objects {
+		if now.Sub(content.used) > forgetAfter {
+			delete(c.objects, obj)
+		}
+	}
 }
 
 // fetch reads the object from the API server.

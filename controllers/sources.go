@@ -60,7 +60,7 @@ type sources struct {
 	authToken, authTokenHash string
 }
 
-// resolveSources reads the ConfigMaps and Secrets that sts references (from the cache).
+// resolveSources reads the ConfigMaps and Secrets that sts references (see sourceCache).
 // A missing object or key is recorded in missing, not returned as an error.
 func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *stsv1alpha1.SimpleTableServer) (*sources, error) {
 	src := &sources{content: map[string][]byte{}, hashes: map[string]string{}}

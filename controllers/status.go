@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 )
 
 // maxStatusLists bounds status.lists: clients can create any number of lists.
@@ -194,8 +195,15 @@ func observedCurrentSpec(d *appsv1.Deployment) bool {
 	if observed >= d.Generation {
 		return true
 	}
-	reloadedAt, err := strconv.ParseInt(d.Annotations[reloadedAtGenerationAnnotation], 10, 64)
-	return err == nil && observed == reloadedAt && d.Generation == reloadedAt+1
+	// Every bump since the first unseen reload record was a record: a new spec removes it.
+	at, ok := reloadedAt(d)
+	return ok && observed >= at
+}
+
+// reloadedAt reads reloadedAtGenerationAnnotation.
+func reloadedAt(d *appsv1.Deployment) (int64, bool) {
+	at, err := strconv.ParseInt(d.Annotations[reloadedAtGenerationAnnotation], 10, 64)
+	return at, err == nil
 }
 
 func available(d *appsv1.Deployment) bool { return d != nil && d.Status.AvailableReplicas >= 1 }
@@ -280,12 +288,11 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *serverStatus) []str
 	var unloaded []string
 	for _, ds := range sts.Spec.Datasets {
 		if src := ds.PersistentVolumeClaim; src != nil && src.Match != "" {
-			dir := datasetPath(ds)
 			for _, f := range s.LoadFailures {
 				switch {
-				case f.List == "" && f.Source == dir+"="+src.Match:
+				case f.List == "" && f.Source == datasetPath(ds)+"="+src.Match:
 					unloaded = append(unloaded, fmt.Sprintf("%q: %s", ds.Name, f.Error))
-				case f.List != "" && path.Dir(f.Source) == dir:
+				case !have[f.List] && loadedFromDirectory(ds, f):
 					unloaded = append(unloaded, fmt.Sprintf("%q file %s: %s", ds.Name, f.List, f.Error))
 				}
 			}
@@ -303,6 +310,21 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *serverStatus) []str
 		unloaded = append(unloaded, fmt.Sprintf("%q: %s", ds.Name, why))
 	}
 	return unloaded
+}
+
+// loadedFromDirectory says whether the failed load f was one of ds, a claim directory with a
+// match pattern: a file of its directory whose name the pattern matches, loaded under that name.
+func loadedFromDirectory(ds stsv1alpha1.Dataset, f loadFailure) bool {
+	source := f.Source
+	if f.List == "" || f.List != path.Base(source) || path.Dir(source) != datasetPath(ds) {
+		return false
+	}
+	re, err := javaregex.Compile(ds.PersistentVolumeClaim.Match, patternCheckTimeout)
+	if err != nil {
+		return false
+	}
+	matched, err := re.Match(path.Base(source))
+	return err == nil && matched
 }
 
 // maxNotLoadedShown bounds the failures a condition message lists, so that a directory of

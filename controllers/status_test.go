@@ -337,7 +337,7 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 	orders := stsv1alpha1.Dataset{Name: "orders", PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: `.*\.csv`}}
 	ordersDir := datasetPath(orders)
 	sts := newSTS("a", withConfigMapDataset("users", "users", "lines"), withConfigMapDataset("emails", "emails", "lines"),
-		withDataset(orders), withClaimDataset("old", "data", "old.csv", ""))
+		withDataset(orders), withClaimDataset("old", "data", "old.csv", ""), withClaimDataset("single", "data", "orders/single.csv", ""))
 	server := &serverStatus{
 		OK:    true,
 		Lists: []stsv1alpha1.ListStatus{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
@@ -345,6 +345,9 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 			{List: "users", Source: datasetPath(sts.Spec.Datasets[0]), Error: "file not found !"},
 			{List: "big.csv", Source: ordersDir + "/big.csv", Error: "Limit exceeded: max-total-bytes=10 !"},
 			{List: "", Source: ordersDir + "/sub=.*", Error: "not this dataset's directory"},
+			{List: "notes.txt", Source: ordersDir + "/notes.txt", Error: "a file the pattern does not match"},
+			{List: "a.csv", Source: ordersDir + "/a.csv", Error: "failed, then loaded from another source"},
+			{List: "single", Source: ordersDir + "/single.csv", Error: "file not found !"},
 		},
 	}
 	got := unloadedDatasets(sts, server)
@@ -352,6 +355,7 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 		`"users": file not found !`,
 		`"orders" file big.csv: Limit exceeded: max-total-bytes=10 !`,
 		`"old": no list (a server too old to say why; see its log)`,
+		`"single": file not found !`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("unloaded datasets:\n%q\nwant\n%q", got, want)
@@ -414,12 +418,12 @@ func TestReloadRecordIsNotARollout(t *testing.T) {
 		reloadedAt           string
 		want                 bool
 	}{
-		"observed":                        {generation: 3, observed: 3, want: true},
-		"bumped by the record":            {generation: 3, observed: 2, reloadedAt: "2", want: true},
-		"a spec change after the record":  {generation: 4, observed: 3, reloadedAt: "2", want: false},
-		"a spec change before the record": {generation: 4, observed: 2, reloadedAt: "3", want: false},
-		"no record":                       {generation: 3, observed: 2, want: false},
-		"a damaged record":                {generation: 3, observed: 2, reloadedAt: "x", want: false},
+		"observed":                           {generation: 3, observed: 3, want: true},
+		"bumped by the record":               {generation: 3, observed: 2, reloadedAt: "2", want: true},
+		"bumped by two records in a row":     {generation: 4, observed: 2, reloadedAt: "2", want: true},
+		"a spec the controller has not seen": {generation: 4, observed: 2, reloadedAt: "3", want: false},
+		"no record":                          {generation: 3, observed: 2, want: false},
+		"a damaged record":                   {generation: 3, observed: 2, reloadedAt: "x", want: false},
 	} {
 		d := &appsv1.Deployment{}
 		d.Generation, d.Status.ObservedGeneration = tc.generation, tc.observed

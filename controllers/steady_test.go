@@ -138,3 +138,32 @@ func TestASourceIsReadFromTheAPIServerOnlyWhenItChanges(t *testing.T) {
 		return nil
 	})
 }
+
+// The content of a source that no reconcile reads any more (its resource was deleted, or names
+// another) is dropped after forgetAfter; what is read stays.
+func TestSourceContentNoResourceReadsIsDropped(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	for _, name := range []string{"old", "live"} {
+		s.create(t, configMap(ns, name, map[string]string{"lines": name + "\n"}))
+	}
+	clock := time.Now()
+	c := newSourceCache(s.k8s, s.k8s)
+	c.now = func() time.Time { return clock }
+	read := func(name string) {
+		t.Helper()
+		data, found, err := c.data(context.Background(), sourceObject{kind: "ConfigMap", key: client.ObjectKey{Namespace: ns, Name: name}})
+		if err != nil || !found || string(data["lines"]) != name+"\n" {
+			t.Fatalf("ConfigMap %s: %q, found %v, %v", name, data, found, err)
+		}
+	}
+	read("old")
+	read("live")
+	clock = clock.Add(forgetAfter)
+	read("live")
+	clock = clock.Add(forgetAfter/2 + time.Second)
+	read("live")
+	if _, kept := c.objects[sourceObject{kind: "ConfigMap", key: client.ObjectKey{Namespace: ns, Name: "old"}}]; kept || len(c.objects) != 1 {
+		t.Errorf("after %v unread, the cache holds %d objects, old among them: %v", forgetAfter*3/2, len(c.objects), kept)
+	}
+}

@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 func TestDurableServerWaitsForItsStartup(t *testing.T) {
@@ -68,5 +71,52 @@ func TestRestartGoesOnWhereItStopped(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(state, "LOCK")); err != nil {
 		t.Errorf("no lock file: %v", err)
+	}
+}
+
+// heldRecorder records nothing, and makes every change durable only once the test releases it.
+type heldRecorder struct {
+	release chan struct{}
+	seq     atomic.Uint64
+}
+
+type heldCommit struct{ release chan struct{} }
+
+func (c heldCommit) Wait() error { <-c.release; return nil }
+
+func (h *heldRecorder) Record([]byte) (uint64, store.Commit) {
+	return h.seq.Add(1), heldCommit{h.release}
+}
+
+// A READ that finds the list empty because of a consume still being recorded answers only once
+// that consume is durable; so does LENGTH. Otherwise a crash could bring the line back after
+// clients were told there was none.
+func TestAnswersWaitForTheConsumeTheyCount(t *testing.T) {
+	ts := startServer(t)
+	ts.loadList(t, "coupons", "c1")
+	rec := &heldRecorder{release: make(chan struct{})}
+	ts.store.StartRecording(rec)
+	consumed := make(chan string, 1)
+	go func() { consumed <- ts.get(t, "/sts/READ?FILENAME=coupons&KEEP=FALSE") }()
+	for ts.store.Lengths()[0].Length != 0 {
+		time.Sleep(time.Millisecond)
+	}
+	answers := make(chan string, 2)
+	for _, target := range []string{"/sts/READ?FILENAME=coupons", "/sts/LENGTH?FILENAME=coupons"} {
+		go func() { answers <- ts.get(t, target) }()
+	}
+	select {
+	case a := <-answers:
+		t.Fatalf("answered %q while the consume was not durable", a)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(rec.release)
+	if got := <-consumed; got != okBody("c1") {
+		t.Errorf("the consume answered %q", got)
+	}
+	got := []string{<-answers, <-answers}
+	slices.Sort(got)
+	if want := []string{koBody("No more line !"), okBody("0")}; !slices.Equal(got, want) {
+		t.Errorf("answers %q, want %q", got, want)
 	}
 }

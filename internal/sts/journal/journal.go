@@ -549,7 +549,7 @@ func (j *Journal) startSnapshot() {
 	go func() {
 		defer j.snapshots.Done()
 		defer j.snapshotting.Store(false)
-		if err := j.Snapshot(); err != nil && !errors.Is(err, errAborted) {
+		if err := j.Snapshot(); err != nil && !errors.Is(err, errAborted) && !errors.Is(err, ErrClosed) {
 			j.log.Error("Could not write a snapshot; the journal keeps growing until the next one", "dir", j.dir, "error", err)
 		}
 	}()
@@ -582,8 +582,20 @@ func (j *Journal) Snapshot() error {
 		os.Remove(tmp)
 		return err
 	}
-	// The lists were copied while records went on; if one of those records failed, the copy
-	// may hold a change that was refused to its client.
+	// The lists were copied while records went on; if one of those records fails, the copy holds
+	// a change that was refused to its client. Batches are written in order: once the last one
+	// is, any failure is known.
+	j.mu.Lock()
+	last := j.batches[len(j.batches)-1]
+	j.mu.Unlock()
+	select {
+	case j.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-last.done:
+	case <-j.stopped: // closed: the final flush may not have taken last
+	}
 	j.mu.Lock()
 	err := j.refusal()
 	j.mu.Unlock()

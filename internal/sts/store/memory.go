@@ -85,8 +85,13 @@ func (m *Memory) Length(name string) (int, error) {
 		return 0, ErrNotLoaded
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lines.len(), nil
+	n, c := l.lines.len(), l.settled()
+	l.mu.Unlock()
+	// READ answers "No more line" from this length: it must not count a change still being recorded.
+	if err := durable(c); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // takeRequest is a read: n lines at pos (READ, READMULTI), or the first line match accepts
