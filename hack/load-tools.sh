@@ -22,7 +22,7 @@ if [ "${#need[@]}" -gt 0 ]; then
     exit 2
   fi
   echo "load-tools: installing Debian's ${need[*]}" >&2
-  apt-get update -qq
+  apt-get update -qq || { sleep 10; apt-get update -qq; } # a mirror hiccup gets one retry
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 

@@ -30,7 +30,7 @@ install_packages() {
 	command -v curl >/dev/null || need+=(curl)
 	[[ ${#need[@]} -gt 0 ]] || return 0
 	log "installing ${need[*]} from Debian"
-	apt-get update -qq
+	apt-get update -qq || { sleep 10; apt-get update -qq; } # a mirror hiccup gets one retry
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
