@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -85,4 +86,41 @@ func testDatasets(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// testReloadPushesAChangedConfigMap: under datasetUpdatePolicy Reload, a changed ConfigMap is
+// loaded into the running server through its Service: the list follows, the other list keeps
+// what clients did to it, and the pod is the same.
+func testReloadPushesAChangedConfigMap(t *testing.T) {
+	ns := newNamespace(t, "reload")
+	createConfigMap(t, ns, "prices", "prices.csv", numbered("old", 10))
+	createConfigMap(t, ns, "users", "users.csv", numbered("user", 5))
+	sts := newServer(ns, "reload",
+		configMapDataset("prices.csv", "prices", "prices.csv"),
+		configMapDataset("users.csv", "users", "users.csv"))
+	sts.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
+	create(t, sts)
+	waitServing(t, sts)
+	pod := serverPod(t, ns, sts.Name)
+	if a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "users.csv", "KEEP": "FALSE"}); err != nil || !a.OK {
+		t.Fatalf("READ KEEP=FALSE: %+v, %v", a, err)
+	}
+
+	cm := &corev1.ConfigMap{}
+	if err := k8s.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "prices"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	cm.Data["prices.csv"] = fileContent(numbered("new", 25))
+	if err := k8s.Update(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	waitListLength(t, sts, "prices.csv", 25)
+	waitListLength(t, sts, "users.csv", 4)
+	a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "prices.csv", "KEEP": "TRUE"})
+	if err != nil || !a.OK || a.Value != "new-000000" {
+		t.Errorf("READ FIRST of the reloaded list: %+v, %v; want new-000000", a, err)
+	}
+	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
+		t.Errorf("the table-server pod was replaced (%s -> %s): a reload must not restart it", pod.Name, now.Name)
+	}
 }

@@ -14,6 +14,7 @@ func TestE2E(t *testing.T) {
 			test func(*testing.T)
 		}{
 			{"Datasets", testDatasets},
+			{"ReloadPushesAChangedConfigMap", testReloadPushesAChangedConfigMap},
 			{"ConsumeOnce", testConsumeOnce},
 			{"Queue", testQueue},
 			{"RestartKeepsConsumption", testRestartKeepsConsumption},
