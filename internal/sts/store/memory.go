@@ -87,9 +87,13 @@ func (m *Memory) Length(name string) (int, error) {
 	l.mu.Lock()
 	n, c := l.lines.len(), l.settled()
 	l.mu.Unlock()
-	// READ answers "No more line" from this length: it must not count a change still being recorded.
-	if err := durable(c); err != nil {
-		return 0, err
+	// READ answers "No more line" from a zero length: it must not count a consume still being
+	// recorded. Other lengths are as of now, like STATUS, so that reads of a busy list do not
+	// wait for each other's records.
+	if n == 0 {
+		if err := durable(c); err != nil {
+			return 0, err
+		}
 	}
 	return n, nil
 }
