@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -96,6 +97,19 @@ func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
 	if err := s.k8s.Delete(context.Background(), sts); err != nil {
 		t.Fatal(err)
 	}
+	// Once the operator's cache shows the deletion (a reconcile that read the resource before it
+	// may still run, and rebuild what it finds missing, as on any cluster)...
+	eventually(t, reconcileWait, func() error {
+		cur := &stsv1alpha1.SimpleTableServer{}
+		if err := s.reconciler.Get(context.Background(), client.ObjectKeyFromObject(sts), cur); err != nil {
+			return err
+		}
+		if cur.DeletionTimestamp.IsZero() {
+			return fmt.Errorf("the operator's cache does not show the deletion yet")
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // ...and a reconcile that started before it has ended,
 	// envtest runs no garbage collector: the test removes the children as it would.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
 		obj.SetNamespace(sts.Namespace)

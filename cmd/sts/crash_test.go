@@ -19,33 +19,42 @@ import (
 // the next server to be ready.
 type generations struct {
 	mu    sync.Mutex
-	n     int
-	ready chan struct{} // closed when server n is ready
+	n     int           // the newest server that is ready
+	newer chan struct{} // closed when a newer one is
 }
 
-func (g *generations) current() (int, chan struct{}) {
+func (g *generations) current() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.n, g.ready
+	return g.n
 }
 
-// down opens a new generation whose server is not ready yet.
-func (g *generations) down() {
+// up says that a new server is ready. Until then current is the last ready one, which a client
+// that fails in between has lost, and waits after.
+func (g *generations) up() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.n++
-	g.ready = make(chan struct{})
+	close(g.newer)
+	g.newer = make(chan struct{})
 }
 
-// awaitAfter waits until a server newer than generation n is ready.
-func (g *generations) awaitAfter(n int) {
+// awaitAfter waits until a server newer than generation n is ready, and reports whether one
+// was within timeout.
+func (g *generations) awaitAfter(n int, timeout time.Duration) bool {
+	deadline := time.After(timeout)
 	for {
-		gen, ready := g.current()
-		<-ready
+		g.mu.Lock()
+		gen, newer := g.n, g.newer
+		g.mu.Unlock()
 		if gen > n {
-			return
+			return true
 		}
-		time.Sleep(time.Millisecond)
+		select {
+		case <-newer:
+		case <-deadline:
+			return false
+		}
 	}
 }
 
@@ -69,11 +78,10 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 	port := freePort(t)
 	// A small snapshot threshold, so that kills also meet snapshots being written.
 	args := []string{"--state-dir", state, "--load", "drain=" + input, "--snapshot-bytes", "512Ki", "--log-format", "json"}
-	gens := &generations{ready: make(chan struct{})}
+	gens := &generations{newer: make(chan struct{})}
 	srv := launch(t, port, args...)
 	all := []*process{srv}
 	srv.waitReady(t)
-	close(gens.ready)
 	addr := strings.TrimPrefix(srv.base, "http://")
 	started := time.Now()
 
@@ -90,12 +98,14 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 	// was sent, and the server died before answering. The client then waits for the next server.
 	call := func(c *rawClient, target string) (status int, body string, lost bool, err error) {
 		for {
-			gen, _ := gens.current()
+			gen := gens.current()
 			status, body, sent, err := c.get(target)
 			if err == nil {
 				return status, body, false, nil
 			}
-			gens.awaitAfter(gen)
+			if !gens.awaitAfter(gen, time.Minute) {
+				return 0, "", false, fmt.Errorf("%s failed on a server that was not killed: %w", target, err)
+			}
 			if sent {
 				return 0, "", true, nil
 			}
@@ -170,12 +180,10 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 		time.Sleep(time.Duration(r.IntN(5000)) * time.Microsecond)
 		srv.signal(t, syscall.SIGKILL)
 		<-srv.exited
-		gens.down()
 		srv = launch(t, port, args...)
 		all = append(all, srv)
 		srv.waitReady(t)
-		_, ready := gens.current()
-		close(ready)
+		gens.up()
 		t.Logf("kill %d after %d acknowledged reads", k+1, ackedCount.Load())
 	}
 	consumersDone.Wait()
