@@ -109,7 +109,7 @@ func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
 		}
 		return nil
 	})
-	time.Sleep(time.Second) // ...and a reconcile that started before it has ended,
+	time.Sleep(2 * time.Second) // ...and a reconcile that started before it has ended,
 	// envtest runs no garbage collector: the test removes the children as it would.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
 		obj.SetNamespace(sts.Namespace)
