@@ -61,6 +61,25 @@ func testImage() Image {
 	}
 }
 
+// readImageFile reads the image tarball at path: its files, its one manifest entry and its config.
+func readImageFile(t *testing.T, path string) (map[string][]byte, manifestEntry, config) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, files := readTar(t, data)
+	var manifest []manifestEntry
+	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil || len(manifest) != 1 {
+		t.Fatalf("manifest.json: %d entries, %v", len(manifest), err)
+	}
+	var cfg config
+	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
+		t.Fatal(err)
+	}
+	return files, manifest[0], cfg
+}
+
 // TestArchiveIsLoadable reads the archive the way docker load and containerd do: manifest.json
 // names the config and the layer by path, the config's diff_ids are the sha256 of the
 // uncompressed layers, and blob names are their own digests.
@@ -235,22 +254,10 @@ func TestRunWritesTarball(t *testing.T) {
 	if err := run(args, &stdout); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, files := readTar(t, data)
-	var manifest []manifestEntry
-	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
-		t.Fatal(err)
-	}
-	id := digest(files[manifest[0].Config])
+	files, m, cfg := readImageFile(t, out)
+	id := digest(files[m.Config])
 	if !strings.Contains(stdout.String(), id) {
 		t.Errorf("output %q does not name the image id %s", stdout.String(), id)
-	}
-	var cfg config
-	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
-		t.Fatal(err)
 	}
 	if want := time.Unix(1700000000, 0).UTC(); !cfg.Created.Equal(want) {
 		t.Errorf("created = %v, want SOURCE_DATE_EPOCH %v", cfg.Created, want)
@@ -258,7 +265,7 @@ func TestRunWritesTarball(t *testing.T) {
 	if cfg.Config.Labels["org.opencontainers.image.version"] != "test" {
 		t.Errorf("labels = %v, want version test", cfg.Config.Labels)
 	}
-	_, layerFiles := readTar(t, files[manifest[0].Layers[0]])
+	_, layerFiles := readTar(t, files[m.Layers[0]])
 	if string(layerFiles["sts"]) != "binary "+sts {
 		t.Errorf("layer sts = %q, want the -sts file", layerFiles["sts"])
 	}
@@ -287,23 +294,11 @@ func TestRunProgramMode(t *testing.T) {
 	if err := run([]string{"-o", out, "-tag", "sts-local-pause:v1", "-program", pause}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, files := readTar(t, data)
-	var manifest []manifestEntry
-	if err := json.Unmarshal(files["manifest.json"], &manifest); err != nil {
-		t.Fatal(err)
-	}
-	var cfg config
-	if err := json.Unmarshal(files[manifest[0].Config], &cfg); err != nil {
-		t.Fatal(err)
-	}
+	files, m, cfg := readImageFile(t, out)
 	if got := strings.Join(cfg.Config.Entrypoint, " "); got != "/pause" {
 		t.Errorf("entrypoint = %q, want /pause", got)
 	}
-	_, layerFiles := readTar(t, files[manifest[0].Layers[0]])
+	_, layerFiles := readTar(t, files[m.Layers[0]])
 	if string(layerFiles["pause"]) != "pause binary" {
 		t.Errorf("layer pause = %q, want the -program file", layerFiles["pause"])
 	}
