@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,43 +10,26 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
 // process is a running sts binary.
 type process struct {
 	cmd    *exec.Cmd
 	base   string // http://127.0.0.1:port
-	logs   *syncBuffer
+	logs   *syncbuf.Buffer
 	exited chan struct{} // closed when the process has ended
 	err    error         // its exit, once exited is closed
-}
-
-// syncBuffer collects a process's output while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // launch starts the binary on port without waiting for it.
 func launch(t *testing.T, port int, args ...string) *process {
 	t.Helper()
-	p := &process{base: "http://127.0.0.1:" + strconv.Itoa(port), logs: &syncBuffer{}, exited: make(chan struct{})}
+	p := &process{base: "http://127.0.0.1:" + strconv.Itoa(port), logs: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(binary, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
 	p.cmd.Env = []string{}

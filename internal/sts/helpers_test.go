@@ -2,7 +2,6 @@ package sts
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -12,12 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
 // The original's bodies, written from the protocol description's notation.
@@ -35,25 +34,7 @@ type testServer struct {
 	base    string           // http://host:port
 	dir     string
 	cfg     Config
-	log     *lockedBuffer // what the server logged
-}
-
-// lockedBuffer collects log output written from the server's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	log     *syncbuf.Buffer // what the server logged
 }
 
 // testConfig is the default configuration with a fresh dataset directory, adjusted by options.
@@ -96,7 +77,7 @@ func startJournaledServer(t testing.TB, stateDir string, opts journal.Options, o
 func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
 	st := store.NewMemory(store.WithLimits(cfg.Limits))
-	log := &lockedBuffer{}
+	log := &syncbuf.Buffer{}
 	srv, err := NewServer(cfg, st, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)

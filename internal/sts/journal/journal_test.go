@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,32 +16,15 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
 var ctx = context.Background()
 
-// logBuffer collects what a journal logs.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // open opens dir into a new store and closes the journal at the end of the test.
-func open(t testing.TB, dir string, opts Options) (*store.Memory, *Journal, *logBuffer) {
+func open(t testing.TB, dir string, opts Options) (*store.Memory, *Journal, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	opts.Log = slog.New(slog.NewTextHandler(logs, nil))
 	m := store.NewMemory()
 	j, err := Open(ctx, dir, m, opts)
@@ -366,7 +348,7 @@ func TestOneServerPerDirectory(t *testing.T) {
 
 	second := store.NewMemory()
 	opened := make(chan error, 1)
-	logs := &logBuffer{}
+	logs := &syncbuf.Buffer{}
 	go func() {
 		j2, err := Open(ctx, dir, second, Options{WaitForLock: true, Log: slog.New(slog.NewTextHandler(logs, nil))})
 		if err == nil {
