@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,35 +41,6 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// startBinary runs the binary and waits until /readyz answers 200.
-func startBinary(t *testing.T, bin string, args ...string) (*exec.Cmd, string, *bytes.Buffer) {
-	t.Helper()
-	port := freePort(t)
-	cmd := exec.Command(binary, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)...)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	cmd.Env = []string{} // no STS_* from the test's environment
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return cmd, base, &logs
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not become ready: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 func getBody(t *testing.T, url string) string {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -86,32 +55,15 @@ func getBody(t *testing.T, url string) string {
 	return string(b)
 }
 
-// waitExit waits for the process and returns its exit code.
-func waitExit(t *testing.T, cmd *exec.Cmd, logs *bytes.Buffer) int {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if exit, ok := err.(*exec.ExitError); ok {
-			return exit.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	case <-time.After(15 * time.Second):
-		t.Fatalf("the server did not exit\n%s", logs.String())
-		return -1
-	}
-}
-
 func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte("u1;p1\r\nu2;p2\r\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd, base, logs := startBinary(t, binary, "--dataset-dir", dir, "--init-files", "users.csv,missing.csv", "--add-timestamp=false")
+	p := launch(t, freePort(t), "--dataset-dir", dir, "--init-files", "users.csv,missing.csv", "--add-timestamp=false")
+	p.waitReady(t)
+	base, logs := p.base, p.logs
 	if got, want := getBody(t, base+"/sts/READ?FILENAME=users.csv&KEEP=FALSE"), "<html><title>OK</title>\n<body>u1;p1</body>\n</html>"; got != want {
 		t.Errorf("READ: %q", got)
 	}
@@ -124,10 +76,8 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	if got := getBody(t, base+"/sts/CONFIG"); !strings.Contains(got, "jmeterPlugin.sts.addTimestamp=false<br />") {
 		t.Errorf("CONFIG: %q", got)
 	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := waitExit(t, cmd, logs); code != 0 {
+	p.signal(t, syscall.SIGTERM)
+	if code := p.exitCode(t, 15*time.Second); code != 0 {
 		t.Errorf("exit status %d after SIGTERM\n%s", code, logs.String())
 	}
 	for _, want := range []string{`msg="Loaded list" list=users.csv lines=2`, `msg="Could not load list" list=missing.csv`, `msg=Stopping signal=terminated`, `msg=Stopped`} {
@@ -142,11 +92,13 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 
 func TestBinaryStopsOnSTOP(t *testing.T) {
 
-	cmd, base, logs := startBinary(t, binary, "--dataset-dir", t.TempDir(), "--log-format", "json")
+	p := launch(t, freePort(t), "--dataset-dir", t.TempDir(), "--log-format", "json")
+	p.waitReady(t)
+	base, logs := p.base, p.logs
 	if got := getBody(t, base+"/sts/STOP"); got != "<html><title>OK</title>\n<body></body>\n</html>" {
 		t.Errorf("STOP: %q", got)
 	}
-	if code := waitExit(t, cmd, logs); code != 0 {
+	if code := p.exitCode(t, 15*time.Second); code != 0 {
 		t.Errorf("exit status %d after STOP\n%s", code, logs.String())
 	}
 	if !strings.Contains(logs.String(), `"msg":"Stopping","reason":"STOP command"`) {
