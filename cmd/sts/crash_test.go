@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
 // generations follows the restarts of a server: clients that lost their connection wait here for
@@ -75,14 +77,14 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 	if err := os.WriteFile(input, []byte(fmtLines(lines)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := freePort(t)
+	port := stsproc.FreePort(t)
 	// A small snapshot threshold, so that kills also meet snapshots being written.
 	args := []string{"--state-dir", state, "--load", "drain=" + input, "--snapshot-bytes", "512Ki", "--log-format", "json"}
 	gens := &generations{newer: make(chan struct{})}
 	srv := launch(t, port, args...)
-	all := []*process{srv}
-	srv.waitReady(t)
-	addr := strings.TrimPrefix(srv.base, "http://")
+	all := []*stsproc.Process{srv}
+	srv.WaitReady(t)
+	addr := strings.TrimPrefix(srv.Base, "http://")
 	started := time.Now()
 
 	var (
@@ -192,11 +194,11 @@ kills:
 			}
 		}
 		time.Sleep(time.Duration(r.IntN(5000)) * time.Microsecond)
-		srv.signal(t, syscall.SIGKILL)
-		<-srv.exited
+		srv.Signal(t, syscall.SIGKILL)
+		<-srv.Exited()
 		srv = launch(t, port, args...)
 		all = append(all, srv)
-		srv.waitReady(t)
+		srv.WaitReady(t)
 		gens.up()
 		t.Logf("kill %d after %d acknowledged reads", k+1, ackedCount.Load())
 	}
@@ -209,17 +211,17 @@ kills:
 	}
 
 	// A graceful stop and one more restart: the state must still be there.
-	srv.signal(t, syscall.SIGTERM)
-	if code := srv.exitCode(t, 15*time.Second); code != 0 {
-		t.Fatalf("exit status %d after SIGTERM\n%s", code, srv.logs)
+	srv.Signal(t, syscall.SIGTERM)
+	if code := srv.ExitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("exit status %d after SIGTERM\n%s", code, srv.Logs)
 	}
 	srv = launch(t, port, args...)
-	srv.waitReady(t)
-	if !strings.Contains(srv.logs.String(), `"msg":"Kept the restored list instead of loading it","list":"drain"`) {
-		t.Errorf("the restarted server did not keep its restored list:\n%s", srv.logs)
+	srv.WaitReady(t)
+	if !strings.Contains(srv.Logs.String(), `"msg":"Kept the restored list instead of loading it","list":"drain"`) {
+		t.Errorf("the restarted server did not keep its restored list:\n%s", srv.Logs)
 	}
 
-	remaining := srv.export(t, "drain")
+	remaining := srv.Export(t, "drain")
 	seen := make(map[string]int, lines)
 	for _, read := range acked {
 		for _, line := range read {
@@ -251,7 +253,7 @@ kills:
 	}
 
 	present := map[string]int{}
-	for _, line := range srv.export(t, "adds") {
+	for _, line := range srv.Export(t, "adds") {
 		if present[line]++; present[line] > 1 {
 			t.Fatalf("ADD %s is in the list twice", line)
 		}
@@ -272,7 +274,7 @@ kills:
 	t.Logf("%d ADDs acknowledged, all present; %d in flight at the kills", adds, possible-adds)
 	snapshots := 0
 	for _, p := range all {
-		snapshots += strings.Count(p.logs.String(), `"msg":"Wrote snapshot"`)
+		snapshots += strings.Count(p.Logs.String(), `"msg":"Wrote snapshot"`)
 	}
 	if snapshots == 0 {
 		t.Error("no snapshot was written during the run: the kills did not meet any")

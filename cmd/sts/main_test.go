@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
 // binary is the sts command, built once by TestMain.
@@ -29,16 +31,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func getBody(t *testing.T, url string) string {
@@ -61,9 +53,9 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "users.csv"), []byte("u1;p1\r\nu2;p2\r\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := launch(t, freePort(t), "--dataset-dir", dir, "--init-files", "users.csv,missing.csv", "--add-timestamp=false")
-	p.waitReady(t)
-	base, logs := p.base, p.logs
+	p := launch(t, stsproc.FreePort(t), "--dataset-dir", dir, "--init-files", "users.csv,missing.csv", "--add-timestamp=false")
+	p.WaitReady(t)
+	base, logs := p.Base, p.Logs
 	if got, want := getBody(t, base+"/sts/READ?FILENAME=users.csv&KEEP=FALSE"), "<html><title>OK</title>\n<body>u1;p1</body>\n</html>"; got != want {
 		t.Errorf("READ: %q", got)
 	}
@@ -76,8 +68,8 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	if got := getBody(t, base+"/sts/CONFIG"); !strings.Contains(got, "jmeterPlugin.sts.addTimestamp=false<br />") {
 		t.Errorf("CONFIG: %q", got)
 	}
-	p.signal(t, syscall.SIGTERM)
-	if code := p.exitCode(t, 15*time.Second); code != 0 {
+	p.Signal(t, syscall.SIGTERM)
+	if code := p.ExitCode(t, 15*time.Second); code != 0 {
 		t.Errorf("exit status %d after SIGTERM\n%s", code, logs.String())
 	}
 	for _, want := range []string{`msg="Loaded list" list=users.csv lines=2`, `msg="Could not load list" list=missing.csv`, `msg=Stopping signal=terminated`, `msg=Stopped`} {
@@ -92,13 +84,13 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 
 func TestBinaryStopsOnSTOP(t *testing.T) {
 
-	p := launch(t, freePort(t), "--dataset-dir", t.TempDir(), "--log-format", "json")
-	p.waitReady(t)
-	base, logs := p.base, p.logs
+	p := launch(t, stsproc.FreePort(t), "--dataset-dir", t.TempDir(), "--log-format", "json")
+	p.WaitReady(t)
+	base, logs := p.Base, p.Logs
 	if got := getBody(t, base+"/sts/STOP"); got != "<html><title>OK</title>\n<body></body>\n</html>" {
 		t.Errorf("STOP: %q", got)
 	}
-	if code := p.exitCode(t, 15*time.Second); code != 0 {
+	if code := p.ExitCode(t, 15*time.Second); code != 0 {
 		t.Errorf("exit status %d after STOP\n%s", code, logs.String())
 	}
 	if !strings.Contains(logs.String(), `"msg":"Stopping","reason":"STOP command"`) {

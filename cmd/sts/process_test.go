@@ -2,101 +2,22 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
-// process is a running sts binary.
-type process struct {
-	cmd    *exec.Cmd
-	base   string // http://127.0.0.1:port
-	logs   *syncbuf.Buffer
-	exited chan struct{} // closed when the process has ended
-	err    error         // its exit, once exited is closed
-}
-
-// launch starts the binary on port without waiting for it.
-func launch(t *testing.T, port int, args ...string) *process {
+// launch starts the binary on 127.0.0.1:port without waiting for it.
+func launch(t *testing.T, port int, args ...string) *stsproc.Process {
 	t.Helper()
-	p := &process{base: "http://127.0.0.1:" + strconv.Itoa(port), logs: &syncbuf.Buffer{}, exited: make(chan struct{})}
-	p.cmd = exec.Command(binary, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	p.cmd.Env = []string{}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.exited)
-	}()
-	t.Cleanup(func() {
-		_ = p.cmd.Process.Kill()
-		<-p.exited
-	})
-	return p
-}
-
-// status is the HTTP status of a GET of path, or 0 if there is no answer.
-func (p *process) status(path string) int {
-	resp, err := http.Get(p.base + path)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// waitReady waits until /readyz answers 200.
-func (p *process) waitReady(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for p.status("/readyz") != http.StatusOK {
-		select {
-		case <-p.exited:
-			t.Fatalf("the server exited before it was ready: %v\n%s", p.err, p.logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not become ready\n%s", p.logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// exitCode waits for the process to end and returns its exit status.
-func (p *process) exitCode(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case <-p.exited:
-	case <-time.After(within):
-		t.Fatalf("the server did not exit within %v\n%s", within, p.logs)
-	}
-	var exit *exec.ExitError
-	if errors.As(p.err, &exit) {
-		return exit.ExitCode()
-	}
-	if p.err != nil {
-		t.Fatal(p.err)
-	}
-	return 0
-}
-
-func (p *process) signal(t *testing.T, sig syscall.Signal) {
-	t.Helper()
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
+	return stsproc.Start(t, binary, port, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)...)
 }
 
 // rawClient is a minimal HTTP/1.1 client on one keep-alive connection: it costs the test far
@@ -149,25 +70,6 @@ func okLine(body string) (string, bool) {
 
 func koBody(m string) string {
 	return "<html><title>KO</title>\n<body>Error : " + m + "</body>\n</html>"
-}
-
-// export returns a list's lines through EXPORT.
-func (p *process) export(t *testing.T, list string) []string {
-	t.Helper()
-	resp, err := http.Get(p.base + "/sts/EXPORT?FILENAME=" + list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
-		t.Fatalf("EXPORT %s: %d %q", list, resp.StatusCode, b)
-	}
-	text := strings.TrimSuffix(string(b), "\n")
-	if text == "" {
-		return nil
-	}
-	return strings.Split(text, "\n")
 }
 
 func fmtLines(n int) string {

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
 // TestSecondServerRefusesTheStateDir starts two servers on one state directory: the second exits
@@ -17,47 +19,47 @@ import (
 // over once the first has stopped, with its lists.
 func TestSecondServerRefusesTheStateDir(t *testing.T) {
 	state := t.TempDir()
-	first := launch(t, freePort(t), "--state-dir", state)
-	first.waitReady(t)
-	if got := getBody(t, first.base+"/sts/ADD?FILENAME=l&LINE=from-the-first"); got != "<html><title>OK</title>\n<body></body>\n</html>" {
+	first := launch(t, stsproc.FreePort(t), "--state-dir", state)
+	first.WaitReady(t)
+	if got := getBody(t, first.Base+"/sts/ADD?FILENAME=l&LINE=from-the-first"); got != "<html><title>OK</title>\n<body></body>\n</html>" {
 		t.Fatalf("ADD: %q", got)
 	}
 
-	second := launch(t, freePort(t), "--state-dir", state)
-	if code := second.exitCode(t, 15*time.Second); code != 1 {
-		t.Fatalf("the second server exited with %d, want 1\n%s", code, second.logs)
+	second := launch(t, stsproc.FreePort(t), "--state-dir", state)
+	if code := second.ExitCode(t, 15*time.Second); code != 1 {
+		t.Fatalf("the second server exited with %d, want 1\n%s", code, second.Logs)
 	}
-	want := fmt.Sprintf("is in use by another server (pid %d on ", first.cmd.Process.Pid)
-	if logs := second.logs.String(); !strings.Contains(logs, want) || !strings.Contains(logs, "--state-dir-wait") {
-		t.Errorf("the refusal does not name the holder's pid %d:\n%s", first.cmd.Process.Pid, logs)
+	want := fmt.Sprintf("is in use by another server (pid %d on ", first.Pid)
+	if logs := second.Logs.String(); !strings.Contains(logs, want) || !strings.Contains(logs, "--state-dir-wait") {
+		t.Errorf("the refusal does not name the holder's pid %d:\n%s", first.Pid, logs)
 	}
 
-	waiting := launch(t, freePort(t), "--state-dir", state, "--state-dir-wait")
+	waiting := launch(t, stsproc.FreePort(t), "--state-dir", state, "--state-dir-wait")
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(waiting.logs.String(), "Waiting for the state directory") {
+	for !strings.Contains(waiting.Logs.String(), "Waiting for the state directory") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the waiting server does not say it waits:\n%s", waiting.logs)
+			t.Fatalf("the waiting server does not say it waits:\n%s", waiting.Logs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if got := waiting.status("/healthz"); got != http.StatusOK {
+	if got := waiting.Status("/healthz"); got != http.StatusOK {
 		t.Errorf("/healthz of the waiting server: %d", got)
 	}
-	if got := waiting.status("/readyz"); got != http.StatusServiceUnavailable {
+	if got := waiting.Status("/readyz"); got != http.StatusServiceUnavailable {
 		t.Errorf("/readyz of the waiting server: %d", got)
 	}
-	if got := waiting.status("/sts/LENGTH?FILENAME=l"); got != http.StatusServiceUnavailable {
+	if got := waiting.Status("/sts/LENGTH?FILENAME=l"); got != http.StatusServiceUnavailable {
 		t.Errorf("a command on the waiting server: %d", got)
 	}
-	first.signal(t, syscall.SIGTERM)
-	if code := first.exitCode(t, 15*time.Second); code != 0 {
-		t.Fatalf("the first server exited with %d\n%s", code, first.logs)
+	first.Signal(t, syscall.SIGTERM)
+	if code := first.ExitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("the first server exited with %d\n%s", code, first.Logs)
 	}
-	waiting.waitReady(t)
-	if got := waiting.export(t, "l"); !slices.Equal(got, []string{"from-the-first"}) {
+	waiting.WaitReady(t)
+	if got := waiting.Export(t, "l"); !slices.Equal(got, []string{"from-the-first"}) {
 		t.Errorf("the list after the takeover: %q", got)
 	}
-	if n := strings.Count(waiting.logs.String(), "Waiting for the state directory"); n != 1 {
+	if n := strings.Count(waiting.Logs.String(), "Waiting for the state directory"); n != 1 {
 		t.Errorf("the wait was logged %d times in a few seconds, want once", n)
 	}
 }
@@ -66,14 +68,14 @@ func TestSecondServerRefusesTheStateDir(t *testing.T) {
 // the file and the offset, instead of serving lists that may be wrong.
 func TestDamagedStateRefusesToStart(t *testing.T) {
 	state := t.TempDir()
-	srv := launch(t, freePort(t), "--state-dir", state)
-	srv.waitReady(t)
+	srv := launch(t, stsproc.FreePort(t), "--state-dir", state)
+	srv.WaitReady(t)
 	for i := range 50 {
-		getBody(t, fmt.Sprintf("%s/sts/ADD?FILENAME=l&LINE=line%d", srv.base, i))
+		getBody(t, fmt.Sprintf("%s/sts/ADD?FILENAME=l&LINE=line%d", srv.Base, i))
 	}
-	srv.signal(t, syscall.SIGTERM)
-	if code := srv.exitCode(t, 15*time.Second); code != 0 {
-		t.Fatalf("exit status %d\n%s", code, srv.logs)
+	srv.Signal(t, syscall.SIGTERM)
+	if code := srv.ExitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("exit status %d\n%s", code, srv.Logs)
 	}
 	segments, _ := filepath.Glob(filepath.Join(state, "journal-*.log"))
 	if len(segments) != 1 {
@@ -87,11 +89,11 @@ func TestDamagedStateRefusesToStart(t *testing.T) {
 	if err := os.WriteFile(segments[0], data, 0o640); err != nil {
 		t.Fatal(err)
 	}
-	broken := launch(t, freePort(t), "--state-dir", state)
-	if code := broken.exitCode(t, 15*time.Second); code != 1 {
-		t.Fatalf("exit status %d on a damaged journal, want 1\n%s", code, broken.logs)
+	broken := launch(t, stsproc.FreePort(t), "--state-dir", state)
+	if code := broken.ExitCode(t, 15*time.Second); code != 1 {
+		t.Fatalf("exit status %d on a damaged journal, want 1\n%s", code, broken.Logs)
 	}
-	if logs := broken.logs.String(); !strings.Contains(logs, segments[0]+" is corrupt at byte offset ") {
+	if logs := broken.Logs.String(); !strings.Contains(logs, segments[0]+" is corrupt at byte offset ") {
 		t.Errorf("the refusal does not name the file and offset:\n%s", logs)
 	}
 }
@@ -101,17 +103,17 @@ func TestDamagedStateRefusesToStart(t *testing.T) {
 // change.
 func TestSIGTERMAnswersWaitsAndKeepsTheState(t *testing.T) {
 	state := t.TempDir()
-	port := freePort(t)
+	port := stsproc.FreePort(t)
 	srv := launch(t, port, "--state-dir", state, "--fsync-policy", "interval", "--fsync-interval", "1s")
-	srv.waitReady(t)
+	srv.WaitReady(t)
 	for i := range 20 {
-		getBody(t, fmt.Sprintf("%s/sts/ADD?FILENAME=l&LINE=line%d&ADD_MODE=LAST", srv.base, i))
+		getBody(t, fmt.Sprintf("%s/sts/ADD?FILENAME=l&LINE=line%d&ADD_MODE=LAST", srv.Base, i))
 	}
 	waiting := make(chan string, 1)
-	go func() { waiting <- getBody(t, srv.base+"/sts/READ?FILENAME=empty&WAIT=30000") }()
+	go func() { waiting <- getBody(t, srv.Base+"/sts/READ?FILENAME=empty&WAIT=30000") }()
 	time.Sleep(200 * time.Millisecond)
 	start := time.Now()
-	srv.signal(t, syscall.SIGTERM)
+	srv.Signal(t, syscall.SIGTERM)
 	select {
 	case got := <-waiting:
 		if got != koBody("empty not loaded yet !") {
@@ -120,15 +122,15 @@ func TestSIGTERMAnswersWaitsAndKeepsTheState(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the waiting read was not answered")
 	}
-	if code := srv.exitCode(t, 15*time.Second); code != 0 {
-		t.Fatalf("exit status %d\n%s", code, srv.logs)
+	if code := srv.ExitCode(t, 15*time.Second); code != 0 {
+		t.Fatalf("exit status %d\n%s", code, srv.Logs)
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the graceful stop took %v", took)
 	}
 	srv = launch(t, port, "--state-dir", state)
-	srv.waitReady(t)
-	if got := srv.export(t, "l"); len(got) != 20 || got[19] != "line19" {
+	srv.WaitReady(t)
+	if got := srv.Export(t, "l"); len(got) != 20 || got[19] != "line19" {
 		t.Errorf("after the restart: %q", got)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
 // jmeterPlan is the example plan, run unchanged.
@@ -38,14 +40,14 @@ func TestExamplePlan(t *testing.T) {
 	})
 	// READ FIRST KEEP=TRUE moves the line to the end: 20 reads of 20 logins rotate the list back
 	// to the file's order, whatever the threads' interleaving.
-	if got, want := srv.export(t, "logins.csv"), fileLines(t, "logins.csv"); !slices.Equal(got, want) {
+	if got, want := srv.Export(t, "logins.csv"), fileLines(t, "logins.csv"); !slices.Equal(got, want) {
 		t.Errorf("logins.csv after 20 KEEP=TRUE reads:\n%q\nwant the file's order\n%q", got, want)
 	}
 	// The coupons handed out are the file's first 20, each once (used-coupons is UNIQUE).
-	if got, want := sorted(srv.export(t, "used-coupons")), sorted(fileLines(t, "coupons.csv")[:20]); !slices.Equal(got, want) {
+	if got, want := sorted(srv.Export(t, "used-coupons")), sorted(fileLines(t, "coupons.csv")[:20]); !slices.Equal(got, want) {
 		t.Errorf("coupons handed out:\n%q\nwant\n%q", got, want)
 	}
-	if got := srv.export(t, "orders-done"); len(got) != 20 || len(sorted(got)) != len(slices.Compact(sorted(got))) {
+	if got := srv.Export(t, "orders-done"); len(got) != 20 || len(sorted(got)) != len(slices.Compact(sorted(got))) {
 		t.Errorf("orders done: %q, want 20 distinct orders", got)
 	}
 }
@@ -54,7 +56,7 @@ func TestExamplePlan(t *testing.T) {
 // load at startup) and more users than coupons run the plan: the coupons run out, each handed
 // out once, and the plan's "No more line" path passes.
 func TestExamplePlanWithThePluginsProperties(t *testing.T) {
-	port := freePort(t)
+	port := stsproc.FreePort(t)
 	props := filepath.Join(t.TempDir(), "jmeter.properties")
 	content := fmt.Sprintf("# the plugin's keys, as in JMeter's bin/jmeter.properties\n"+
 		"jmeterPlugin.sts.port=%d\njmeterPlugin.sts.datasetDirectory=%s\n"+
@@ -72,7 +74,7 @@ func TestExamplePlanWithThePluginsProperties(t *testing.T) {
 		"ADD the coupon to used-coupons (POST)": coupons, // the other 10 reads answered No more line
 	})
 	requireLengths(t, srv, map[string]int{"logins.csv": logins, "coupons.csv": 0, "used-coupons": coupons})
-	if got, want := sorted(srv.export(t, "used-coupons")), sorted(fileLines(t, "coupons.csv")); !slices.Equal(got, want) {
+	if got, want := sorted(srv.Export(t, "used-coupons")), sorted(fileLines(t, "coupons.csv")); !slices.Equal(got, want) {
 		t.Errorf("coupons handed out:\n%q\nwant every coupon once\n%q", got, want)
 	}
 }

@@ -22,7 +22,7 @@ func TestLocustfile(t *testing.T) {
 	srv := serveExampleData(t)
 	stats := filepath.Join(t.TempDir(), "run")
 	cmd := exec.Command("locust", "-f", locustfile, "--headless", "-u", "8", "-r", "8", "-t", "5s",
-		"--host", srv.base, "--csv", stats, "--only-summary", "--exit-code-on-error", "1")
+		"--host", srv.Base, "--csv", stats, "--only-summary", "--exit-code-on-error", "1")
 	cmd.Env = append(os.Environ(), "STS_INIT=true")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -35,14 +35,14 @@ func TestLocustfile(t *testing.T) {
 	if requests == 0 || failures != 0 {
 		t.Errorf("locust: %d requests, %d failures\n%s", requests, failures, out.String())
 	}
-	if got, want := sorted(srv.export(t, "logins.csv")), sorted(fileLines(t, "logins.csv")); !slices.Equal(got, want) {
+	if got, want := sorted(srv.Export(t, "logins.csv")), sorted(fileLines(t, "logins.csv")); !slices.Equal(got, want) {
 		t.Errorf("logins.csv after KEEP=TRUE reads: %q, want the file's logins", got)
 	}
-	used := srv.export(t, "used-coupons")
-	if got, want := sorted(append(used, srv.export(t, "coupons.csv")...)), sorted(fileLines(t, "coupons.csv")); len(used) == 0 || !slices.Equal(got, want) {
+	used := srv.Export(t, "used-coupons")
+	if got, want := sorted(append(used, srv.Export(t, "coupons.csv")...)), sorted(fileLines(t, "coupons.csv")); len(used) == 0 || !slices.Equal(got, want) {
 		t.Errorf("coupons used %q and left do not make up the file's, each once", used)
 	}
-	orders := append(srv.export(t, "orders-done"), srv.export(t, "orders-queue")...)
+	orders := append(srv.Export(t, "orders-done"), srv.Export(t, "orders-queue")...)
 	if len(orders) == 0 || len(slices.Compact(sorted(orders))) != len(orders) {
 		t.Errorf("orders done and queued: %q, want some, each once", orders)
 	}

@@ -9,20 +9,18 @@
 package examples
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
 // The binaries under test, which `make examples-test` builds.
@@ -40,65 +38,31 @@ func absolute(path string) string {
 }
 
 const (
-	dataDir  = "../../examples/data"
-	logins   = 20 // lines of examples/data/logins.csv
-	coupons  = 50 // lines of examples/data/coupons.csv
-	pollWait = 10 * time.Second
+	dataDir = "../../examples/data"
+	logins  = 20 // lines of examples/data/logins.csv
+	coupons = 50 // lines of examples/data/coupons.csv
 )
 
-// server is a running sts binary.
-type server struct{ base, port string }
+// server is a running sts binary and its port.
+type server struct {
+	*stsproc.Process
+	port string
+}
 
 // serveExampleData starts sts on a copy of examples/data, with no list loaded, as `make run-sts`.
 func serveExampleData(t *testing.T) *server {
 	t.Helper()
-	port := freePort(t)
+	port := stsproc.FreePort(t)
 	return startSTS(t, port, "--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--dataset-dir", copyData(t))
 }
 
-// startSTS runs the sts binary with args, which make it listen on 127.0.0.1:port, waits until
-// it is ready and stops it when the test ends.
+// startSTS runs the sts binary with args, which make it listen on 127.0.0.1:port, and waits
+// until it is ready.
 func startSTS(t *testing.T, port int, args ...string) *server {
 	t.Helper()
-	cmd := exec.Command(stsBinary, args...)
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", stsBinary, err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("sts log:\n%s", log.String())
-		}
-	})
-	srv := &server{base: "http://127.0.0.1:" + strconv.Itoa(port), port: strconv.Itoa(port)}
-	deadline := time.Now().Add(pollWait)
-	for {
-		resp, err := http.Get(srv.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return srv
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sts not ready after %v: %v\n%s", pollWait, err, log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	p := stsproc.Start(t, stsBinary, port, args...)
+	p.WaitReady(t)
+	return &server{Process: p, port: strconv.Itoa(port)}
 }
 
 // requireLengths checks list lengths in the JSON form of STATUS.
@@ -124,19 +88,9 @@ func requireLengths(t *testing.T, srv *server, want map[string]int) {
 	}
 }
 
-// export returns a list's lines.
-func (s *server) export(t *testing.T, list string) []string {
-	t.Helper()
-	body := s.get(t, "/sts/EXPORT?FILENAME="+list)
-	if body == "" {
-		return nil
-	}
-	return strings.Split(strings.TrimSuffix(body, "\n"), "\n")
-}
-
 func (s *server) get(t *testing.T, target string) string {
 	t.Helper()
-	resp, err := http.Get(s.base + target)
+	resp, err := http.Get(s.Base + target)
 	if err != nil {
 		t.Fatal(err)
 	}

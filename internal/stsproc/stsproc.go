@@ -1,0 +1,145 @@
+// Package stsproc runs the sts binary for tests: its output collected, killed when the test
+// ends, and told about through its HTTP endpoints. The binary's own tests (cmd/sts) and the tests
+// that drive it with real load generators (test/examples) share it.
+package stsproc
+
+import (
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/syncbuf"
+)
+
+// Process is a running sts binary.
+type Process struct {
+	Base string          // http://127.0.0.1:port
+	Logs *syncbuf.Buffer // what it printed, stdout and stderr
+	Pid  int
+
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the process has ended
+	err    error         // how it ended, once exited is closed
+}
+
+// Start runs binary with args, which must make it listen on 127.0.0.1:port, and an empty
+// environment (no STS_* variable of the test's). It does not wait for the server to be ready.
+// When the test ends the process is killed, and its output logged if the test failed.
+func Start(t testing.TB, binary string, port int, args ...string) *Process {
+	t.Helper()
+	p := &Process{Base: "http://127.0.0.1:" + strconv.Itoa(port), Logs: &syncbuf.Buffer{}, exited: make(chan struct{})}
+	p.cmd = exec.Command(binary, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.Logs, p.Logs
+	p.cmd.Env = []string{}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.Pid = p.cmd.Process.Pid
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("sts %v printed:\n%s", args, p.Logs)
+		}
+	})
+	return p
+}
+
+// Status is the HTTP status of a GET of path, or 0 if there is no answer.
+func (p *Process) Status(path string) int {
+	resp, err := http.Get(p.Base + path)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// WaitReady waits until /readyz answers 200, and fails t if the process ends first or takes
+// more than 30 seconds.
+func (p *Process) WaitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for p.Status("/readyz") != http.StatusOK {
+		select {
+		case <-p.exited:
+			t.Fatalf("the server exited before it was ready: %v\n%s", p.err, p.Logs)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not become ready\n%s", p.Logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Exited is closed when the process has ended.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// ExitCode waits up to within for the process to end and returns its exit status.
+func (p *Process) ExitCode(t testing.TB, within time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.exited:
+	case <-time.After(within):
+		t.Fatalf("the server did not exit within %v\n%s", within, p.Logs)
+	}
+	var exit *exec.ExitError
+	if errors.As(p.err, &exit) {
+		return exit.ExitCode()
+	}
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return 0
+}
+
+// Signal sends sig to the process.
+func (p *Process) Signal(t testing.TB, sig os.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Export returns a list's lines, read with EXPORT.
+func (p *Process) Export(t testing.TB, list string) []string {
+	t.Helper()
+	resp, err := http.Get(p.Base + "/sts/EXPORT?FILENAME=" + url.QueryEscape(list))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") {
+		t.Fatalf("EXPORT %s: %d %q, %v", list, resp.StatusCode, b, err)
+	}
+	text := strings.TrimSuffix(string(b), "\n")
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// FreePort returns a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
