@@ -59,12 +59,7 @@ func (c *consumer) run(ctx context.Context, stdout, stderr io.Writer) error {
 		ctx, cancel = context.WithTimeout(ctx, c.duration)
 		defer cancel()
 	}
-	stopReports := func() {}
-	if c.report > 0 {
-		var reportCtx context.Context
-		reportCtx, stopReports = context.WithCancel(ctx)
-		go reportEvery(reportCtx, stderr, c.report, c.summary)
-	}
+	stopReports := reportEvery(ctx, stderr, c.report, c.summary)
 	c.lastRead.Store(time.Now().UnixNano())
 	pace := newTicker(ctx, c.rate)
 	got := make([][]string, c.workers)

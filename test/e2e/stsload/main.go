@@ -94,18 +94,26 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-// reportEvery prints summary() to w every interval until ctx ends.
-func reportEvery(ctx context.Context, w io.Writer, interval time.Duration, summary func() string) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fmt.Fprintln(w, summary())
-		}
+// reportEvery prints summary() to w every interval (none when interval is 0) until ctx ends or
+// the returned stop is called.
+func reportEvery(ctx context.Context, w io.Writer, interval time.Duration, summary func() string) (stop func()) {
+	if interval <= 0 {
+		return func() {}
 	}
+	ctx, stop = context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				fmt.Fprintln(w, summary())
+			}
+		}
+	}()
+	return stop
 }
 
 // line is the i-th line that produce and fill write with prefix; the e2e suite builds the

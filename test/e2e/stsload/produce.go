@@ -41,12 +41,7 @@ func (p *producer) run(ctx context.Context, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	stopReports := func() {}
-	if p.report > 0 {
-		var reportCtx context.Context
-		reportCtx, stopReports = context.WithCancel(ctx)
-		go reportEvery(reportCtx, stderr, p.report, p.summary)
-	}
+	stopReports := reportEvery(ctx, stderr, p.report, p.summary)
 	defer stopReports()
 	pace := newTicker(ctx, p.rate)
 	for int(p.added.Load()) < p.count && pace.wait(ctx) {
