@@ -290,6 +290,18 @@ func serverLength(ctx context.Context, ns, name, list string) (int, error) {
 	return 0, fmt.Errorf("the server has no list %s", list)
 }
 
+// serverExport is a list's lines (EXPORT), through the API server's proxy like serverCall.
+func serverExport(ctx context.Context, ns, name, list string) ([]string, error) {
+	body, err := clientset.CoreV1().Services(ns).ProxyGet("http", name, "9191", "sts/EXPORT", map[string]string{"FILENAME": list}).DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("EXPORT %s: %w (%.200q)", list, err, body)
+	}
+	if len(body) == 0 {
+		return nil, nil
+	}
+	return strings.Split(strings.TrimSuffix(string(body), "\n"), "\n"), nil
+}
+
 // jobSpec is a Job of stsload pods.
 type jobSpec struct {
 	name       string
@@ -398,33 +410,30 @@ func logsText(logs map[string]string) string {
 	return b.String()
 }
 
-// consumed is what one stsload consume pod printed.
+// consumed is what one stsload consume pod recorded.
 type consumed struct {
 	lines                 []string
 	read, refused, failed int
 }
 
-var consumeSummary = regexp.MustCompile(`(?m)^stsload consume list=\S+ read=(\d+) refused=(\d+) failed=(\d+)$`)
+var consumeSummary = regexp.MustCompile(`^stsload consume list=\S+ read=(\d+) refused=(\d+) failed=(\d+)$`)
 
-// parseConsumed reads a consume pod's log: its lines ("= <line>") and its last summary. It fails
-// when the log lacks the summary or holds fewer lines than the summary counts.
-func parseConsumed(log string) (consumed, error) {
-	var c consumed
-	for _, l := range strings.Split(log, "\n") {
-		if v, ok := strings.CutPrefix(l, "= "); ok {
-			c.lines = append(c.lines, v)
-		}
+// parseConsumed reads what a consume pod recorded: its summary and the lines it got. It fails
+// when the summary is not one or counts other than the lines.
+func parseConsumed(summary, lines []string) (consumed, error) {
+	c := consumed{lines: lines}
+	if len(summary) != 1 {
+		return c, fmt.Errorf("summary %q: want one line", summary)
 	}
-	m := consumeSummary.FindAllStringSubmatch(log, -1)
-	if len(m) == 0 {
-		return c, fmt.Errorf("no summary")
+	m := consumeSummary.FindStringSubmatch(summary[0])
+	if m == nil {
+		return c, fmt.Errorf("summary %q is not stsload's", summary[0])
 	}
-	last := m[len(m)-1]
-	c.read, _ = strconv.Atoi(last[1])
-	c.refused, _ = strconv.Atoi(last[2])
-	c.failed, _ = strconv.Atoi(last[3])
+	c.read, _ = strconv.Atoi(m[1])
+	c.refused, _ = strconv.Atoi(m[2])
+	c.failed, _ = strconv.Atoi(m[3])
 	if c.read != len(c.lines) {
-		return c, fmt.Errorf("printed %d lines but counted %d reads", len(c.lines), c.read)
+		return c, fmt.Errorf("recorded %d lines but counted %d reads", len(c.lines), c.read)
 	}
 	return c, nil
 }

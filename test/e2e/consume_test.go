@@ -20,25 +20,45 @@ import (
 )
 
 // consumeArgs are the arguments of stsload pods that READ list with KEEP=FALSE until it is
-// empty and print every line they got.
-func consumeArgs(sts *stsv1alpha1.SimpleTableServer, list string, extra ...string) []string {
-	return append([]string{"consume", "-url", sts.Status.Endpoint, "-list", list, "-print"}, extra...)
+// empty and record every line they got on the ledger.
+func consumeArgs(sts, ledger *stsv1alpha1.SimpleTableServer, list string, extra ...string) []string {
+	return append([]string{"consume", "-url", sts.Status.Endpoint, "-list", list, "-ledger", ledger.Status.Endpoint}, extra...)
 }
 
-// consumedByPod parses every consume pod's log once the Job is complete. The logs are fetched
-// again until each is whole: containerd copies a container's stdout (the lines) and stderr (the
-// summary) into the log file separately, so the summary can be there before the last lines are.
-func consumedByPod(t *testing.T, job *batchv1.Job) map[string]consumed {
+// newLedger starts the table server where consume pods record what they read (stsload -ledger).
+// Their logs cannot carry it: on a slow machine the container runtime once dropped the last 130
+// of a pod's 4 994 printed lines (its summary, on stderr, arrived), while a LOAD is acknowledged.
+func newLedger(t *testing.T, ns string) *stsv1alpha1.SimpleTableServer {
+	t.Helper()
+	ledger := newServer(ns, "ledger")
+	create(t, ledger)
+	return waitServing(t, ledger)
+}
+
+// consumedByPod reads what each consume pod of a completed Job recorded on the ledger.
+func consumedByPod(t *testing.T, job *batchv1.Job, ledger *stsv1alpha1.SimpleTableServer) map[string]consumed {
 	t.Helper()
 	var byPod map[string]consumed
-	eventually(t, time.Minute, "complete logs of Job "+job.Name, func(context.Context) error {
+	eventually(t, time.Minute, "what the pods of Job "+job.Name+" recorded", func(ctx context.Context) error {
+		pods, err := clientset.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job.Name})
+		if err != nil {
+			return err
+		}
 		byPod = map[string]consumed{}
-		for pod, log := range jobLogs(t, job) {
-			c, err := parseConsumed(log)
+		for _, p := range pods.Items {
+			summary, err := serverExport(ctx, ledger.Namespace, ledger.Name, p.Name+".summary")
 			if err != nil {
-				return fmt.Errorf("pod %s: %w; its log:\n%s", pod, err, logsText(map[string]string{pod: log}))
+				return fmt.Errorf("pod %s recorded no summary: %w", p.Name, err)
 			}
-			byPod[pod] = c
+			lines, err := serverExport(ctx, ledger.Namespace, ledger.Name, p.Name+".lines")
+			if err != nil {
+				return fmt.Errorf("pod %s recorded no lines: %w", p.Name, err)
+			}
+			c, err := parseConsumed(summary, lines)
+			if err != nil {
+				return fmt.Errorf("pod %s: %w", p.Name, err)
+			}
+			byPod[p.Name] = c
 		}
 		return nil
 	})
@@ -90,14 +110,15 @@ func testConsumeOnce(t *testing.T) {
 	createConfigMap(t, ns, "single", "single.csv", input)
 	sts := newServer(ns, "single", configMapDataset("single.csv", "single", "single.csv"))
 	create(t, sts)
+	ledger := newLedger(t, ns)
 	sts = waitServing(t, sts)
 	waitListLength(t, sts, "single.csv", 20000)
 
 	// A rate per pod keeps each pod busy for several seconds, so all four share the work
 	// even when their pods start a few seconds apart.
-	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, "single.csv", "-workers", "8", "-rate", "300")})
+	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, ledger, "single.csv", "-workers", "8", "-rate", "300")})
 	waitJob(t, job, 5*time.Minute)
-	byPod := consumedByPod(t, job)
+	byPod := consumedByPod(t, job, ledger)
 	if missing := handedOut(t, input, byPod); missing > 0 {
 		t.Errorf("%d lines were never handed out", missing)
 	}
@@ -127,11 +148,12 @@ func testRestartKeepsConsumption(t *testing.T) {
 	sts.Spec.Storage = &stsv1alpha1.Storage{ExistingClaim: claim}
 	create(t, sts)
 	requireDurability(t, sts)
+	ledger := newLedger(t, ns)
 	sts = waitServing(t, sts)
 	first := serverPod(t, ns, sts.Name)
 
 	// 400 READs a second in all: the run lasts about 25 seconds.
-	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, "durable.csv", "-workers", "4", "-rate", "100")})
+	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, ledger, "durable.csv", "-workers", "4", "-rate", "100")})
 	eventually(t, 3*time.Minute, "a third of the lines consumed", func(ctx context.Context) error {
 		n, err := serverLength(ctx, ns, sts.Name, "durable.csv")
 		if err == nil && n > 2*len(input)/3 {
@@ -144,7 +166,7 @@ func testRestartKeepsConsumption(t *testing.T) {
 	}
 	t.Logf("deleted the table-server pod %s in the middle of the run", first.Name)
 	waitJob(t, job, 5*time.Minute)
-	byPod := consumedByPod(t, job)
+	byPod := consumedByPod(t, job, ledger)
 
 	missing := handedOut(t, input, byPod)
 	broken := 0

@@ -16,6 +16,7 @@ func testQueue(t *testing.T) {
 	ns := newNamespace(t, "queue")
 	sts := newServer(ns, "queue") // no dataset: the first ADD creates the list
 	create(t, sts)
+	ledger := newLedger(t, ns)
 	sts = waitServing(t, sts)
 
 	const producers, perProducer = 3, 400
@@ -24,10 +25,10 @@ func testQueue(t *testing.T) {
 		"-count", strconv.Itoa(perProducer), "-rate", "80",
 	}})
 	// The consumers wait for lines until none came for 15 seconds.
-	consume := startJob(t, ns, jobSpec{name: "consumers", pods: 2, args: consumeArgs(sts, "orders", "-mode", "FIRST", "-idle", "15s")})
+	consume := startJob(t, ns, jobSpec{name: "consumers", pods: 2, args: consumeArgs(sts, ledger, "orders", "-mode", "FIRST", "-idle", "15s")})
 	waitJob(t, produce, 5*time.Minute)
 	waitJob(t, consume, 5*time.Minute)
-	byPod := consumedByPod(t, consume)
+	byPod := consumedByPod(t, consume, ledger)
 
 	var input []string
 	for p := range producers {

@@ -59,11 +59,38 @@ func (e *koError) Error() string {
 // list, a *koError for any other KO, and a transport error otherwise (see notSent).
 func (c *client) call(ctx context.Context, command string, params url.Values) (answer, error) {
 	params.Set("FORMAT", "JSON")
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/sts/"+command, strings.NewReader(params.Encode()))
+	return c.send(ctx, command, "", "application/x-www-form-urlencoded", params.Encode())
+}
+
+// load replaces list with lines (LOAD MODE=REPLACE). Repeating it cannot change the outcome,
+// so a request that breaks in transport is sent again until one is answered or ctx ends.
+func (c *client) load(ctx context.Context, list string, lines []string) error {
+	query := url.Values{"FILENAME": {list}, "MODE": {"REPLACE"}, "FORMAT": {"JSON"}}.Encode()
+	var body string
+	if len(lines) > 0 {
+		body = strings.Join(lines, "\n") + "\n"
+	}
+	for {
+		_, err := c.send(ctx, "LOAD", query, "text/plain; charset=UTF-8", body)
+		var ko *koError
+		if err == nil || errors.As(err, &ko) || ctx.Err() != nil {
+			return err
+		}
+		pause(ctx, retryDelay)
+	}
+}
+
+// send POSTs body to /sts/<command>?query and decodes the JSON answer, like call.
+func (c *client) send(ctx context.Context, command, query, contentType, body string) (answer, error) {
+	target := c.base + "/sts/" + command
+	if query != "" {
+		target += "?" + query
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 	if err != nil {
 		return answer{}, err
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
@@ -73,13 +100,13 @@ func (c *client) call(ctx context.Context, command string, params url.Values) (a
 		return answer{}, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return answer{}, err
 	}
 	var a answer
-	if err := json.Unmarshal(body, &a); err != nil {
-		return answer{}, fmt.Errorf("%s: HTTP %d with a body that is not the JSON form: %.200q", command, resp.StatusCode, body)
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return answer{}, fmt.Errorf("%s: HTTP %d with a body that is not the JSON form: %.200q", command, resp.StatusCode, raw)
 	}
 	if !a.OK && !a.exhausted() {
 		return a, &koError{command: command, reason: a.Reason, message: a.Error}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 // consumer READs lines from one list with several workers.
 type consumer struct {
 	url, list, mode, tokenFile string
+	ledger, name               string
 	workers                    int
 	keep, print                bool
 	idle, duration, report     time.Duration
@@ -35,6 +38,8 @@ func (c *consumer) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.workers, "workers", 1, "concurrent readers")
 	fs.BoolVar(&c.keep, "keep", false, "READ with KEEP=TRUE (lines stay in the list)")
 	fs.BoolVar(&c.print, "print", false, `print every line read as "= <line>"`)
+	fs.StringVar(&c.ledger, "ledger", "", "at the end, record the lines read and the summary on the table server at `URL`, as the lists <name>.lines and <name>.summary")
+	fs.StringVar(&c.name, "name", "", "this consumer's name in the ledger (default: the host name, a pod's name)")
 	fs.DurationVar(&c.idle, "idle", 0, "keep polling an empty list until no line came for this long (0: stop at the first empty answer)")
 	fs.DurationVar(&c.duration, "duration", 0, "stop after this long (0: when the list is empty)")
 	fs.DurationVar(&c.report, "report", 0, "print the counts every interval (0: only at the end)")
@@ -71,18 +76,22 @@ func (c *consumer) run(ctx context.Context, stdout, stderr io.Writer) error {
 	wg.Wait()
 	stopReports()
 
+	lines := slices.Concat(got...)
 	if c.print {
 		out := bufio.NewWriter(stdout)
-		for _, lines := range got {
-			for _, l := range lines {
-				fmt.Fprintf(out, "= %s\n", l)
-			}
+		for _, l := range lines {
+			fmt.Fprintf(out, "= %s\n", l)
 		}
 		if err := out.Flush(); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintln(stderr, c.summary())
+	if c.ledger != "" {
+		if err := c.record(ctx, lines); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -117,6 +126,32 @@ func (c *consumer) work(ctx context.Context, cl *client, pace *ticker) ([]string
 		}
 	}
 	return lines, nil
+}
+
+// record stores what this consumer read on the ledger server. It is how the end-to-end suite
+// learns which pod got which line: a pod's log proved lossy there (the container runtime dropped
+// the tail of a pod's 85 KB of output), while a LOAD is acknowledged. The summary goes last, so
+// a ledger that has it has the lines too. It gets a minute of its own even when ctx has ended.
+func (c *consumer) record(ctx context.Context, lines []string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	cl, err := newClient(c.ledger, "") // a ledger takes no token
+	if err != nil {
+		return err
+	}
+	name := c.name
+	if name == "" {
+		if name, err = os.Hostname(); err != nil {
+			return err
+		}
+	}
+	if err := cl.load(ctx, name+".lines", lines); err != nil {
+		return fmt.Errorf("recording the lines read on the ledger: %w", err)
+	}
+	if err := cl.load(ctx, name+".summary", []string{c.summary()}); err != nil {
+		return fmt.Errorf("recording the summary on the ledger: %w", err)
+	}
+	return nil
 }
 
 func (c *consumer) summary() string {

@@ -1,16 +1,20 @@
 // Command stsload drives a table server from inside a cluster the way JMeter injectors do. The
-// end-to-end suite (test/e2e) runs it in Jobs and checks what it printed; `make demo` runs it as
+// end-to-end suite (test/e2e) runs it in Jobs and checks what it recorded; `make demo` runs it as
 // the demo's load. It ships as its own image (hack/cluster builds it), because the project's
 // image holds only /manager and /sts.
 //
 //	stsload consume -url URL -list NAME [-workers N] [-mode FIRST|LAST|RANDOM] [-keep]
 //	                [-idle D] [-duration D] [-rate R] [-print] [-report D] [-token-file F]
+//	                [-ledger URL [-name NAME]]
 //	stsload produce -url URL -list NAME -count N -prefix P [-rate R] [-report D] [-token-file F]
 //	stsload fill -dir DIR [-owner UID] [-file NAME -count N -prefix P]
 //
 // consume READs until the list is empty (-idle: until it stayed empty that long), prints each
 // line it got as "= <line>" on stdout when -print is set, and ends with one summary line on
-// stderr: "stsload consume list=NAME read=N refused=N failed=N". refused counts requests that
+// stderr: "stsload consume list=NAME read=N refused=N failed=N". With -ledger it then LOADs the
+// lines it got and that summary into the lists <name>.lines and <name>.summary of a second table
+// server (<name>: -name, by default the host name, which in a pod is the pod's name), where the
+// suite reads them back. refused counts requests that
 // never reached a server (retried), failed those that broke after being sent (retried too; the
 // line such a request consumed, if any, is lost, never handed out twice). produce ADDs the lines
 // "<prefix>-000000", "<prefix>-000001", ... LAST, in order. fill writes the same lines into a

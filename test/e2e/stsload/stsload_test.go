@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +26,12 @@ import (
 // startServer runs a real table server on a loopback port and returns its URL and store.
 func startServer(t *testing.T, token string) (string, *store.Memory) {
 	t.Helper()
+	return startServerBehind(t, token, func(h http.Handler) http.Handler { return h })
+}
+
+// startServerBehind is startServer with a wrapper around the server's handler.
+func startServerBehind(t *testing.T, token string, wrap func(http.Handler) http.Handler) (string, *store.Memory) {
+	t.Helper()
 	st := store.NewMemory()
 	cfg := sts.DefaultConfig()
 	cfg.AuthToken = token
@@ -29,7 +39,7 @@ func startServer(t *testing.T, token string) (string, *store.Memory) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	hs := httptest.NewServer(wrap(srv.Handler()))
 	t.Cleanup(hs.Close)
 	return hs.URL, st
 }
@@ -76,6 +86,59 @@ func TestConsumeDrainsEveryLineOnce(t *testing.T) {
 	}
 	if summary := stderr.String(); !strings.Contains(summary, "stsload consume list=single.csv read=3000 refused=0 failed=0") {
 		t.Errorf("summary = %q", summary)
+	}
+}
+
+// TestLedgerRecordsWhatEachConsumerRead: two consumers drain one list and record what they got
+// on a ledger server whose first answer breaks in transport; the ledger holds each consumer's
+// lines in the order it printed them, and its summary.
+func TestLedgerRecordsWhatEachConsumerRead(t *testing.T) {
+	url, st := startServer(t, "")
+	want := numbered("single", 2000)
+	st.Replace("single.csv", slices.Clone(want))
+	var broken atomic.Bool
+	ledgerURL, ledger := startServerBehind(t, "", func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if broken.CompareAndSwap(false, true) {
+				panic(http.ErrAbortHandler) // the connection closes without an answer
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+
+	var all []string
+	stdout := map[string]*bytes.Buffer{"a": {}, "b": {}}
+	var wg sync.WaitGroup
+	for name, out := range stdout {
+		wg.Go(func() {
+			args := []string{"consume", "-url", url, "-list", "single.csv", "-workers", "4", "-print", "-ledger", ledgerURL, "-name", name}
+			if err := run(t.Context(), args, out, io.Discard); err != nil {
+				t.Errorf("consumer %s: %v", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if !broken.Load() {
+		t.Fatal("no request reached the ledger")
+	}
+	for name, out := range stdout {
+		lines, err := ledger.Lines(name + ".lines")
+		if err != nil {
+			t.Fatalf("ledger list %s.lines: %v", name, err)
+		}
+		if got := printed(t, out.String()); !slices.Equal(lines, got) {
+			t.Errorf("ledger %s.lines holds %d lines, but the consumer printed %d (or another order)", name, len(lines), len(got))
+		}
+		summary, err := ledger.Lines(name + ".summary")
+		wantSummary := fmt.Sprintf("stsload consume list=single.csv read=%d refused=0 failed=0", len(lines))
+		if err != nil || !slices.Equal(summary, []string{wantSummary}) {
+			t.Errorf("ledger %s.summary = %q (%v), want %q", name, summary, err, wantSummary)
+		}
+		all = append(all, lines...)
+	}
+	slices.Sort(all)
+	if !slices.Equal(all, want) {
+		t.Errorf("the ledger holds %d lines in all, want the %d input lines exactly once", len(all), len(want))
 	}
 }
 
