@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -75,9 +76,18 @@ func TestRestartGoesOnWhereItStopped(t *testing.T) {
 }
 
 // heldRecorder records nothing, and makes every change durable only once the test releases it.
+// It takes records up to max bytes (0: any size).
 type heldRecorder struct {
 	release chan struct{}
 	seq     atomic.Uint64
+	max     int64
+}
+
+func (h *heldRecorder) MaxChange() int64 {
+	if h.max == 0 {
+		return math.MaxInt64
+	}
+	return h.max
 }
 
 type heldCommit struct{ release chan struct{} }
@@ -86,6 +96,42 @@ func (c heldCommit) Wait() error { <-c.release; return nil }
 
 func (h *heldRecorder) Record([]byte) (uint64, store.Commit) {
 	return h.seq.Add(1), heldCommit{h.release}
+}
+
+// On a durable server, a bulk load whose journal record would be too large is refused before it
+// changes anything, naming the limit; a smaller one goes through. Once made, a change the journal
+// cannot take would stop the server.
+func TestLoadTooLargeToJournalIsRefused(t *testing.T) {
+	ts := startServer(t)
+	ts.loadList(t, "l", "kept")
+	released := make(chan struct{})
+	close(released)
+	ts.store.StartRecording(&heldRecorder{release: released, max: 64})
+	post := func(target, body string) answer {
+		t.Helper()
+		a := ts.do(t, http.MethodPost, target, "text/plain", body)
+		ts.checkCommandAnswer(t, target, a)
+		return a
+	}
+	tooLarge := koBody("Limit exceeded: journal-record-bytes=64 !")
+	if a := post("/sts/LOAD?FILENAME=l", strings.Repeat("line\n", 20)); a.body != tooLarge {
+		t.Errorf("LOAD REPLACE of 100 bytes: %q, want %q", a.body, tooLarge)
+	}
+	if a := post("/sts/LOAD?FILENAME=m&MODE=LAST", strings.Repeat("line\n", 20)); a.body != tooLarge {
+		t.Errorf("LOAD LAST of 100 bytes into a new list: %q, want %q", a.body, tooLarge)
+	}
+	if a := ts.do(t, http.MethodPost, "/sts/LOAD?FILENAME=l&FORMAT=JSON", "text/plain", strings.Repeat("line\n", 20)); a.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("JSON answer to a LOAD too large to journal: HTTP %d, want 413", a.status)
+	}
+	ts.expect(t, "/sts/LENGTH?FILENAME=m", koBody("m not loaded yet !"))
+	if got := ts.lines(t, "l"); !slices.Equal(got, []string{"kept"}) {
+		t.Errorf("list after refused LOADs: %q", got)
+	}
+	ts.writeFile(t, "big.csv", strings.Repeat("line\n", 20))
+	ts.expect(t, "/sts/INITFILE?FILENAME=big.csv", tooLarge)
+	if a := post("/sts/LOAD?FILENAME=l&MODE=LAST", "a\nb\n"); a.body != okBody("2") {
+		t.Errorf("a small LOAD: %q", a.body)
+	}
 }
 
 // A READ that finds the list empty because of a consume still being recorded answers only once

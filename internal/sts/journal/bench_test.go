@@ -90,6 +90,8 @@ type batchRecorder struct {
 	seq uint64
 }
 
+func (r *batchRecorder) MaxChange() int64 { return (&Journal{}).MaxChange() }
+
 func (r *batchRecorder) Record(change []byte) (uint64, store.Commit) {
 	r.seq++
 	var err error

@@ -367,6 +367,9 @@ func (j *Journal) Record(change []byte) (uint64, store.Commit) {
 	return seq, b
 }
 
+// MaxChange implements store.Recorder: a frame's payload holds the sequence number too.
+func (j *Journal) MaxChange() int64 { return maxFrame - binary.MaxVarintLen64 }
+
 // appendRecord appends the frame of a journal record: its sequence number, then the change. On
 // failure b is returned unchanged.
 func appendRecord(b []byte, seq uint64, change []byte) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -15,6 +16,10 @@ type Recorder interface {
 	// it under the changed list's lock, so the records of one list are in the order of its
 	// changes; it must therefore not wait for I/O.
 	Record(change []byte) (seq uint64, commit Commit)
+	// MaxChange is the size of the largest change record Record can take. Memory refuses a bulk
+	// change (Insert, Replace) whose record would be larger before making it: once made, a change
+	// that cannot be recorded would leave the lists served apart from the lists on disk.
+	MaxChange() int64
 }
 
 // Commit is a recorded change on its way to disk.
@@ -83,6 +88,27 @@ func appendReplace(b []byte, lines []string) []byte {
 	}
 	return b
 }
+
+// recordable refuses, with a *LimitError naming LimitRecordBytes, bringing lines to the list
+// called name in one change whose record the recorder could not take.
+func (m *Memory) recordable(name string, lines []string) error {
+	if m.recorder == nil {
+		return nil
+	}
+	// The name, a Replace's opcode and count, then per line an Insert's opcode or nothing, a
+	// length and the line: the larger of the two records these lines can make.
+	size := int64(len(name) + 2*binary.MaxVarintLen64 + 1)
+	for _, line := range lines {
+		size += int64(1 + uvarintLen(len(line)) + len(line))
+	}
+	if max := m.recorder.MaxChange(); size > max {
+		return &LimitError{LimitRecordBytes, max}
+	}
+	return nil
+}
+
+// uvarintLen is the length of n's uvarint encoding: 7 bits a byte.
+func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }
 
 // StartRecording makes m hand a record of every change to rec before the change returns. Call it
 // once, after restoring the state and before serving.

@@ -5,18 +5,82 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-// tape is a Recorder that keeps the records in memory.
-type tape struct{ records [][]byte }
+// tape is a Recorder that keeps the records in memory; max bounds a record (0: no bound).
+type tape struct {
+	records [][]byte
+	max     int64
+}
 
 func (tp *tape) Record(change []byte) (uint64, Commit) {
 	tp.records = append(tp.records, slices.Clone(change))
 	return uint64(len(tp.records)), committed{}
+}
+
+func (tp *tape) MaxChange() int64 {
+	if tp.max == 0 {
+		return math.MaxInt64
+	}
+	return tp.max
+}
+
+// A bulk change whose record the recorder could not take is refused before it is made, whatever
+// the line lengths (their uvarint lengths grow at 128 bytes): the lists stay as they were and
+// nothing is recorded. Every change let through fits.
+func TestBulkChangeTooLargeToRecordIsRefused(t *testing.T) {
+	const max = 400
+	for _, lineLen := range []int{0, 1, 127, 128, 200} {
+		m := NewMemory()
+		rec := &tape{max: max}
+		m.StartRecording(rec)
+		if err := m.Replace("listed", []string{"kept"}); err != nil {
+			t.Fatal(err)
+		}
+		for n := 1; n < 2*max; n++ {
+			lines := slices.Repeat([]string{strings.Repeat("x", lineLen)}, n)
+			records := len(rec.records)
+			errReplace := m.Replace("listed", lines)
+			fresh := fmt.Sprintf("n%05d", n) // as long as "listed": the same bound
+			errInsert := m.Insert(fresh, lines, Last)
+			var limit *LimitError
+			if errReplace == nil && errInsert == nil {
+				for _, r := range rec.records[records:] {
+					if len(r) > max {
+						t.Fatalf("lines of %d bytes: a change of %d lines made a record of %d bytes, over %d", lineLen, n, len(r), max)
+					}
+				}
+				if err := m.Replace("listed", []string{"kept"}); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			for _, err := range []error{errReplace, errInsert} {
+				if !errors.As(err, &limit) || limit.Limit != LimitRecordBytes || limit.Max != max {
+					t.Fatalf("lines of %d bytes, %d lines: %v, want a %s limit", lineLen, n, err, LimitRecordBytes)
+				}
+			}
+			if got, _ := m.Lines("listed"); !slices.Equal(got, []string{"kept"}) {
+				t.Errorf("a refused Replace changed the list: %d lines", len(got))
+			}
+			if _, err := m.Lines(fresh); err == nil {
+				t.Error("a refused Insert created its list")
+			}
+			if len(rec.records) != records {
+				t.Errorf("refused changes were recorded")
+			}
+			if n == 1 && lineLen < max/2 {
+				t.Errorf("lines of %d bytes: one line was refused", lineLen)
+			}
+			break
+		}
+	}
 }
 
 func contentsOf(t *testing.T, m *Memory) map[string][]string {
@@ -100,6 +164,8 @@ func (h *held) Record([]byte) (uint64, Commit) {
 	h.records++
 	return uint64(h.records), heldCommit{h.release}
 }
+
+func (h *held) MaxChange() int64 { return math.MaxInt64 }
 
 // An answer that changed nothing is not given before the change it depends on is durable: a
 // RESET or a "No more line" after a consume still being recorded would otherwise be undone by

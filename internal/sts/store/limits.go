@@ -19,11 +19,14 @@ const (
 	LimitLinesPerList = "max-lines-per-list"
 	LimitTotalBytes   = "max-total-bytes"
 	LimitLineBytes    = "max-line-bytes"
+	// LimitRecordBytes is no flag: the most bytes the journal takes in the record of one change,
+	// which bounds a bulk load (LOAD, INITFILE, a startup file) on a durable server.
+	LimitRecordBytes = "journal-record-bytes"
 )
 
 // LimitError is a change refused because it would take a list or the store over a limit.
 type LimitError struct {
-	Limit string // LimitLinesPerList, LimitTotalBytes or LimitLineBytes
+	Limit string // LimitLinesPerList, LimitTotalBytes, LimitLineBytes or LimitRecordBytes
 	Max   int64  // the limit's value
 }
 

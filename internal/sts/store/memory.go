@@ -254,6 +254,9 @@ func (m *Memory) bringLines(name string, lines []string, keepOld bool, put func(
 	if err != nil {
 		return err
 	}
+	if err := m.recordable(name, lines); err != nil {
+		return err
+	}
 	l, created, reserved, err := m.lookupOrReserve(name, len(lines), size)
 	if err != nil {
 		return err
