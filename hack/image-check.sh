@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
 # Checks the image tarball `make image` wrote (IMAGE_TAR, the first argument): a docker-archive
-# whose config runs /manager as the entrypoint, as a non-root user, and whose layer holds both
-# binaries. CI runs it after `make image`.
+# whose config runs /manager as the entrypoint, as a non-root user, on linux/ARCH (the second
+# argument), and whose layer holds both binaries, built for that architecture. CI runs it after
+# `make image`, for the machine's architecture and for the other one users run (amd64, arm64).
 set -euo pipefail
-tarball=${1:?usage: hack/image-check.sh dist/sts-operator-<version>.tar}
+tarball=${1:?usage: hack/image-check.sh dist/sts-operator-<version>-<arch>.tar ARCH}
+arch=${2:?usage: hack/image-check.sh dist/sts-operator-<version>-<arch>.tar ARCH}
 
-manifest=$(tar -xOf "$tarball" manifest.json)
-config_path=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0]["Config"])' "$manifest")
-layer_path=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])[0]["Layers"][0])' "$manifest")
-config=$(tar -xOf "$tarball" "$config_path")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -xf "$tarball" -C "$work"
+layer=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["Layers"][0])' "$work/manifest.json")
+mkdir "$work/rootfs"
+tar -xf "$work/$layer" -C "$work/rootfs"
 
-python3 - "$config" <<'PY'
-import json, sys
-cfg = json.loads(sys.argv[1])["config"]
+python3 - "$work" "$arch" <<'PY'
+import json, os, sys
+work, arch = sys.argv[1], sys.argv[2]
+manifest = json.load(open(os.path.join(work, "manifest.json")))[0]
+image = json.load(open(os.path.join(work, manifest["Config"])))
+cfg = image["config"]
 assert cfg.get("Entrypoint") == ["/manager"], f"entrypoint is {cfg.get('Entrypoint')}, want [/manager]"
 user = cfg.get("User", "")
-uid = user.split(":")[0]
-assert uid not in ("", "0", "root"), f"user is {user!r}: the image must not run as root"
-print(f"image-check: entrypoint {cfg['Entrypoint']}, user {user}")
+assert user.split(":")[0] not in ("", "0", "root"), f"user is {user!r}: the image must not run as root"
+platform = f"{image.get('os')}/{image.get('architecture')}"
+assert platform == f"linux/{arch}", f"the config says {platform}, want linux/{arch}"
+# ELF e_machine (offset 18, little endian) of each binary: what the kernel will run it as.
+machines = {"amd64": 0x3E, "arm64": 0xB7, "386": 0x03, "arm": 0x28, "ppc64le": 0x15, "s390x": 0x16, "riscv64": 0xF3}
+for name in ("manager", "sts"):
+    path = os.path.join(work, "rootfs", name)
+    assert os.path.isfile(path), f"/{name} missing from the layer"
+    head = open(path, "rb").read(20)
+    assert head[:4] == b"\x7fELF", f"/{name} is not an ELF binary"
+    machine = int.from_bytes(head[18:20], "little")
+    assert machine == machines.get(arch), f"/{name} is built for ELF machine {machine:#x}, not {arch}"
+print(f"image-check: entrypoint {cfg['Entrypoint']}, user {user}, {platform}, /manager and /sts built for {arch}")
 PY
-
-files=$(tar -xOf "$tarball" "$layer_path" | tar -t)
-for want in manager sts; do
-  grep -qx "\(\./\)\?/\?$want" <<<"$files" || { echo "image-check: /$want missing from the layer" >&2; exit 1; }
-done
-echo "image-check: $tarball ok (manager and sts in the layer)"
+echo "image-check: $tarball ok"

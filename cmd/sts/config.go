@@ -62,9 +62,12 @@ var propertyFallbacks = map[string]string{
 	"jmeterPlugin.sts.charsetEncodingHttpResponse": "sampleresult.default.encoding",
 }
 
-// booleanProperties are read with Java's Boolean.parseBoolean, as the original does: "true" in
-// any case is true, anything else false.
+// booleanProperties are read with javaBoolean, as the original reads them.
 var booleanProperties = map[string]bool{"add-timestamp": true, "init-files-regex": true}
+
+// javaBoolean reads a property as Java's Boolean.parseBoolean does after JMeter's trim: "true"
+// in any case is true, anything else false.
+func javaBoolean(value string) bool { return strings.EqualFold(strings.TrimSpace(value), "true") }
 
 // resolveSettings resolves the settings from, in order of precedence, the command-line flags,
 // the environment (STS_<FLAG_NAME>), the properties file and the defaults. usage receives the
@@ -117,9 +120,14 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 		return nil, err
 	}
 	if s.properties != "" {
-		if err := applyProperties(fs, set, s.properties); err != nil {
+		props, err := readProperties(s.properties)
+		if err != nil {
+			return nil, fmt.Errorf("--properties: %w", err)
+		}
+		if err := applyProperties(fs, set, s.properties, props); err != nil {
 			return nil, err
 		}
+		c.LoadAndRunOnStartup = javaBoolean(props["jmeterPlugin.sts.loadAndRunOnStartup"])
 	}
 	if s.logFormat != "text" && s.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format %q: want text or json", s.logFormat)
@@ -194,13 +202,9 @@ func applyEnvironment(fs *flag.FlagSet, set map[string]bool, lookupEnv func(stri
 	return errors.Join(errs...)
 }
 
-// applyProperties sets every flag still unset from the properties file. Values are trimmed, as
-// JMeter does.
-func applyProperties(fs *flag.FlagSet, set map[string]bool, path string) error {
-	props, err := readProperties(path)
-	if err != nil {
-		return fmt.Errorf("--properties: %w", err)
-	}
+// applyProperties sets every flag still unset from the properties of the file at path. Values
+// are trimmed, as JMeter does.
+func applyProperties(fs *flag.FlagSet, set map[string]bool, path string, props map[string]string) error {
 	var errs []error
 	for key, name := range propertyFlags {
 		value, found := props[key]
@@ -212,7 +216,7 @@ func applyProperties(fs *flag.FlagSet, set map[string]bool, path string) error {
 		}
 		value = strings.TrimSpace(value)
 		if booleanProperties[name] {
-			value = fmt.Sprint(strings.EqualFold(value, "true"))
+			value = fmt.Sprint(javaBoolean(value))
 		}
 		if err := fs.Set(name, value); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s=%q: %w", path, key, value, err))

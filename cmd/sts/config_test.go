@@ -54,6 +54,7 @@ func TestPrecedence(t *testing.T) {
 		"jmeterPlugin.sts.initFileAtStartup= a.csv,b.csv ",
 		"jmeterPlugin.sts.initFileAtStartupRegex=True",
 		"jmeterPlugin.sts.daemon=false",
+		"jmeterPlugin.sts.loadAndRunOnStartup= TRUE",
 	}, "\n"))
 	token := writeTemp(t, "token", " s3cret\n")
 	environment := map[string]string{
@@ -81,6 +82,7 @@ func TestPrecedence(t *testing.T) {
 	want.CharsetResponse = "windows-1252"                        // properties
 	want.InitFiles = "a.csv,b.csv"                               // properties, trimmed
 	want.InitFilesRegex = true                                   // Boolean.parseBoolean("True")
+	want.LoadAndRunOnStartup = true                              // only shown by CONFIG
 	want.Loads = []sts.Load{{List: "only", Path: "/c/only.csv"}} // flag replaces the env list
 	want.LoadDirs = []sts.LoadDir{{Dir: "/d", Match: `.*\.csv`}}
 	want.AuthToken = "s3cret"

@@ -10,7 +10,7 @@ import (
 func (s *Server) config(*request) reply {
 	c := s.cfg
 	return reply{command: cmdConfig, layout: layoutConfig, config: []setting{
-		{"jmeterPlugin.sts.loadAndRunOnStartup", "false"},
+		{"jmeterPlugin.sts.loadAndRunOnStartup", strconv.FormatBool(c.LoadAndRunOnStartup)},
 		{"startFromCli", "true"},
 		{"jmeterPlugin.sts.port", strconv.Itoa(c.Port)},
 		{"jmeterPlugin.sts.datasetDirectory", c.DatasetDir},

@@ -282,6 +282,12 @@ func TestConfig(t *testing.T) {
 	ts.expect(t, "/sts/CONFIG", strings.Replace(want, "%s", "true", 1))
 	ts.get(t, "/sts/ADD?FILENAME=x&LINE=y")
 	ts.expect(t, "/sts/CONFIG", strings.Replace(want, "%s", "false", 1))
+
+	// The startup scripts' switch, from the properties: shown as it is set.
+	ts = startServer(t, func(c *Config) { c.LoadAndRunOnStartup = true })
+	if got := ts.get(t, "/sts/CONFIG"); !strings.HasPrefix(got, "<html><title>OK</title>\n<body>\njmeterPlugin.sts.loadAndRunOnStartup=true<br />startFromCli=true<br />\n") {
+		t.Errorf("CONFIG with loadAndRunOnStartup: %q", got)
+	}
 }
 
 func TestStop(t *testing.T) {

@@ -30,6 +30,9 @@ type Config struct {
 	LoadDirs []LoadDir
 	// AllowStop lets /sts/STOP stop the server; when false STOP answers a KO.
 	AllowStop bool
+	// LoadAndRunOnStartup is the original's jmeterPlugin.sts.loadAndRunOnStartup property, which
+	// only its JMeter startup scripts act on: CONFIG shows it, nothing else reads it.
+	LoadAndRunOnStartup bool
 	// AuthToken, when not empty, is the bearer token every /sts request must carry, in an
 	// "Authorization: Bearer" header or a TOKEN parameter.
 	AuthToken string

@@ -98,8 +98,11 @@ func TestJSONOptInByAccept(t *testing.T) {
 		"Application/JSON; charset=utf-8":         true,
 		"text/html;q=0.9, application/json;q=0.1": false, // HTML preferred
 		"text/html;q=0.5, application/json":       true,
-		"application/json, text/plain, */*":       true,
+		"application/json, text/plain, */*":       false, // axios' default: recorded Header Managers carry it
+		"application/json, */*;q=0.1":             true,
 		"text/*;q=0.8, application/json;q=0.9":    true,
+		"application/json, text/plain":            false,
+		"application/*, application/json":         false,
 		"application/json, text/html":             false, // a tie keeps the original's form
 		"text/*, application/json":                false,
 		"text/html, application/json;q=0":         false,

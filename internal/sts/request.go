@@ -163,14 +163,16 @@ func parseMultipart(body []byte, boundary string, params map[string]string) erro
 }
 
 // wantsJSON reports whether the client opted in to the JSON form: the parameter FORMAT=JSON, or an
-// Accept header that prefers application/json to HTML: a q above 0 (q=0 means "not
-// acceptable"; no q, 1) and above that of text/html or text/*. A tie keeps the original's HTML,
-// so that a plan whose Accept names both never loses the answers its extractors parse.
+// Accept header that prefers application/json to everything else it names: a q above 0 (q=0
+// means "not acceptable"; no q, 1) and above that of every other media range, */* included. A
+// tie keeps the original's HTML: a Header Manager recorded from a web application
+// ("application/json, text/plain, */*", axios' default) must not change the answers a plan's
+// extractors parse.
 func wantsJSON(r *http.Request, params map[string]string) bool {
 	if params["FORMAT"] == "JSON" {
 		return true
 	}
-	jsonQ, htmlQ := 0.0, 0.0
+	jsonQ, otherQ := 0.0, 0.0
 	for _, accept := range r.Header.Values("Accept") {
 		for _, mediaRange := range strings.Split(accept, ",") {
 			mediaType, mediaParams, err := mime.ParseMediaType(mediaRange)
@@ -181,13 +183,12 @@ func wantsJSON(r *http.Request, params map[string]string) bool {
 			if err != nil {
 				q = 1
 			}
-			switch mediaType {
-			case "application/json":
+			if mediaType == "application/json" {
 				jsonQ = max(jsonQ, q)
-			case "text/html", "text/*":
-				htmlQ = max(htmlQ, q)
+			} else {
+				otherQ = max(otherQ, q)
 			}
 		}
 	}
-	return jsonQ > 0 && jsonQ > htmlQ
+	return jsonQ > 0 && jsonQ > otherQ
 }
