@@ -122,7 +122,7 @@ func (s *Server) writeExport(w http.ResponseWriter, lines []string) {
 // errors, which carry no cache headers.
 func writePlain(w http.ResponseWriter, status int, text string) {
 	h := w.Header()
-	h.Set("Content-Type", "text/plain; charset=UTF-8")
+	h.Set("Content-Type", "text/plain") // the original's, to the byte
 	h.Set("Content-Length", strconv.Itoa(len(text)))
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(text))
