@@ -64,7 +64,7 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
 test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with the race detector.
-	go test -race -count=1 ./...
+	go test -race -count=1 -timeout 30m ./...
 
 .PHONY: readme-test
 readme-test: ## Run the README's marked command blocks as a user would.

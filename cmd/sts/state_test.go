@@ -111,7 +111,12 @@ func TestSIGTERMAnswersWaitsAndKeepsTheState(t *testing.T) {
 	}
 	waiting := make(chan string, 1)
 	go func() { waiting <- getBody(t, srv.Base+"/sts/READ?FILENAME=empty&WAIT=30000") }()
-	time.Sleep(200 * time.Millisecond)
+	// The read must be waiting in the server before the signal, however slow the machine.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(getBody(t, srv.Base+"/metrics"), "\nsts_waiting_reads 1\n"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the READ with WAIT never waited")
+		}
+	}
 	start := time.Now()
 	srv.Signal(t, syscall.SIGTERM)
 	select {

@@ -92,7 +92,10 @@ func TestFindRefusesHugeRegex(t *testing.T) {
 	if a := find(nested, false); a.body != tooLong {
 		t.Errorf("20 000 nested look-aheads: %.200q", a.body)
 	}
-	if took := time.Since(start); took > ts.cfg.RegexTimeout {
+	// Bounds far above the cost here (a few ms, and ~0.4s for the chain under -race), far below
+	// the audit's seconds: a slow or loaded CI machine must not fail them.
+	const quick = 10 * time.Second
+	if took := time.Since(start); took > quick {
 		t.Errorf("refusing a long pattern took %v", took)
 	}
 	if a := find(nested, true); a.status != http.StatusBadRequest || !strings.Contains(a.body, `"reason":"regex_too_long"`) {
@@ -111,7 +114,7 @@ func TestFindRefusesHugeRegex(t *testing.T) {
 	if a := find(chain, false); a.body != okBody("a") {
 		t.Errorf("a chain of intersections: %.200q", a.body)
 	}
-	if took := time.Since(start); took > ts.cfg.RegexTimeout {
+	if took := time.Since(start); took > quick {
 		t.Errorf("a chain of intersections of %d bytes took %v", len(chain), took)
 	}
 	// A short pattern whose case-insensitive classes span most of Unicode many times over.

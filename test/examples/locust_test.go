@@ -21,7 +21,7 @@ const locustfile = "../../examples/locust/locustfile.py"
 func TestLocustfile(t *testing.T) {
 	srv := serveExampleData(t)
 	stats := filepath.Join(t.TempDir(), "run")
-	cmd := exec.Command("locust", "-f", locustfile, "--headless", "-u", "8", "-r", "8", "-t", "5s",
+	cmd := exec.Command("locust", "-f", locustfile, "--headless", "-u", "8", "-r", "8", "-t", "5s", "--stop-timeout", "10",
 		"--host", srv.Base, "--csv", stats, "--only-summary", "--exit-code-on-error", "1")
 	cmd.Env = append(os.Environ(), "STS_INIT=true")
 	var out bytes.Buffer

@@ -400,11 +400,14 @@ func TestMatchesShareTheTimeLimit(t *testing.T) {
 	var cost time.Duration
 	for n := 10; cost < limit/8; n++ {
 		line = strings.Repeat("a", n) + "!"
-		start := time.Now()
-		if _, err := probe.Find(line); err != nil {
-			t.Fatal(err)
+		cost = time.Duration(1<<63 - 1)
+		for range 3 { // the least of three runs, so that a pause (a loaded machine) does not count
+			start := time.Now()
+			if _, err := probe.Find(line); err != nil {
+				t.Fatal(err)
+			}
+			cost = min(cost, time.Since(start))
 		}
-		cost = time.Since(start)
 	}
 	re, err := Compile(`(a+)+$`, limit)
 	if err != nil {
