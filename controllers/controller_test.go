@@ -471,6 +471,60 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 	}
 }
 
+// staleDeployment is the manager's client, except that it reads one Deployment as it was: a
+// cache that has not caught up with the operator's own last write yet.
+type staleDeployment struct {
+	client.Client
+	d *appsv1.Deployment
+}
+
+func (c staleDeployment) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if d, ok := obj.(*appsv1.Deployment); ok && key == client.ObjectKeyFromObject(c.d) {
+		c.d.DeepCopyInto(d)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// A reconcile that reads the Deployment from a cache still without the record of the last reload
+// does not push the same change again: the second LOAD would give the lines consumed since the
+// first out again.
+func TestReloadIsNotRepeatedFromAStaleCache(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	before := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, before)
+
+	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\n")
+	eventually(t, reconcileWait, func() error {
+		after := &appsv1.Deployment{}
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(before), after); err != nil {
+			return err
+		}
+		if after.Annotations[loadedDatasetsAnnotation] == before.Annotations[loadedDatasetsAnnotation] {
+			return fmt.Errorf("the reload is not recorded on the Deployment yet")
+		}
+		return nil
+	})
+	if n := ts.loads.Load(); n != 1 {
+		t.Fatalf("%d LOAD calls for one change", n)
+	}
+	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE") // a client consumes n1
+
+	lagging := *s.reconciler
+	lagging.Client = staleDeployment{Client: s.reconciler.Client, d: before}
+	if _, err := lagging.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)}); err != nil {
+		t.Fatal(err)
+	}
+	if n := ts.loads.Load(); n != 1 {
+		t.Errorf("a reconcile on a stale Deployment pushed the change again (%d LOAD calls)", n)
+	}
+	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n2"}) {
+		t.Errorf("users = %q, want the consumed line gone", lines)
+	}
+}
+
 func TestInvalidResourcesAreRejected(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)

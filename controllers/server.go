@@ -56,7 +56,18 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 // it, and records the new hashes on the Deployment so that each change is pushed once. Other
 // lists are untouched. It reports whether any list was replaced.
 func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer) (bool, error) {
-	loaded := loadedHashes(d)
+	if len(src.changedSince(loadedHashes(d))) == 0 {
+		return false, nil
+	}
+	// The cache may not hold the record of this operator's previous reload yet, and a list
+	// replaced twice would hand out again the lines consumed in between: decide, and record, on
+	// the Deployment as the API server has it.
+	live := &appsv1.Deployment{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), live); err != nil {
+		return false, fmt.Errorf("reading Deployment %q before a reload: %w", d.Name, err)
+	}
+	d.Annotations = live.Annotations // for the status too, which must not report stale drift
+	loaded := loadedHashes(live)
 	var errs []error
 	var done []string
 	for _, name := range src.changedSince(loaded) {
@@ -73,16 +84,16 @@ func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *st
 	// The patch bumps the Deployment's generation but changes no pod: rolledOut knows that bump
 	// by reloadedAtGenerationAnnotation, and d keeps the generation and rollout status the
 	// Deployment controller last reported.
-	at := d.Generation
-	if prev, ok := reloadedAt(d); ok && d.Status.ObservedGeneration < d.Generation {
+	at := live.Generation
+	if prev, ok := reloadedAt(live); ok && live.Status.ObservedGeneration < live.Generation {
 		at = prev // the Deployment controller has not seen the previous record yet
 	}
-	recorded := d.DeepCopy()
-	recorded.Annotations = merged(d.Annotations, map[string]string{
+	recorded := live.DeepCopy()
+	recorded.Annotations = merged(live.Annotations, map[string]string{
 		loadedDatasetsAnnotation:       encodeHashes(loaded),
 		reloadedAtGenerationAnnotation: strconv.FormatInt(at, 10),
 	})
-	if err := r.Patch(ctx, recorded, client.MergeFrom(d)); err != nil {
+	if err := r.Patch(ctx, recorded, client.MergeFrom(live)); err != nil {
 		// The lists are replaced; the next reconcile pushes the same content again.
 		errs = append(errs, fmt.Errorf("while recording the reloaded datasets on Deployment %q: %w", d.Name, err))
 	} else {
