@@ -455,7 +455,22 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 		}
 		return v
 	}
-	before, writes := versions(), s.writes.in(sts.Namespace)
+	// The direct reconciles below read the manager's cache: wait until it has the operator's own
+	// last writes, or a slow machine would see them write what the cache does not show yet.
+	var before []string
+	eventually(t, reconcileWait, func() error {
+		before = versions()
+		for i, obj := range objects() {
+			if err := s.reconciler.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+			if obj.GetResourceVersion() != before[i] {
+				return fmt.Errorf("the cache has %T at resourceVersion %s, the API server %s", obj, obj.GetResourceVersion(), before[i])
+			}
+		}
+		return nil
+	})
+	writes := s.writes.in(sts.Namespace)
 	for range 2 {
 		res, err := s.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)})
 		if err != nil || res.RequeueAfter != time.Second {
