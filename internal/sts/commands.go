@@ -239,7 +239,7 @@ func (s *Server) length(req *request) reply {
 }
 
 func (s *Server) status(*request) reply {
-	return reply{command: cmdStatus, layout: layoutStatus, lists: s.store.Lengths(), failed: s.startupFailures()}
+	return reply{command: cmdStatus, layout: layoutStatus, lists: s.store.Lengths(), loaded: s.loadedSums(), failed: s.startupFailures()}
 }
 
 func (s *Server) reset(req *request) reply {

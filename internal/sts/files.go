@@ -1,7 +1,10 @@
 package sts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"maps"
 	"net/http"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
@@ -36,10 +39,34 @@ func (s *Server) initFileNamed(name string) reply {
 		return fileFailure(cmdInitFile, err)
 	}
 	n := len(lines)
-	if err := s.store.Replace(name, lines); err != nil {
+	if err := s.replace(name, lines, ""); err != nil {
 		return storeFailure(cmdInitFile, name, err)
 	}
 	return okLength(cmdInitFile, n)
+}
+
+// replace replaces list with lines read from content whose SHA-256 (hex) is sum, "" when the
+// content is no dataset source (INITFILE reads the dataset directory), and keeps sum for STATUS.
+// The lock keeps the sums in the order of the replacements.
+func (s *Server) replace(list string, lines []string, sum string) error {
+	s.loadedMu.Lock()
+	defer s.loadedMu.Unlock()
+	if err := s.store.Replace(list, lines); err != nil {
+		return err
+	}
+	if sum == "" {
+		delete(s.loadedFrom, list)
+	} else {
+		s.loadedFrom[list] = sum
+	}
+	return nil
+}
+
+// loadedSums is a copy of loadedFrom.
+func (s *Server) loadedSums() map[string]string {
+	s.loadedMu.Lock()
+	defer s.loadedMu.Unlock()
+	return maps.Clone(s.loadedFrom)
 }
 
 // nameFailure is the original's KO for a file name that INITFILE and SAVE refuse.
@@ -109,7 +136,8 @@ func (s *Server) load(req *request) reply {
 	var err error
 	switch mode {
 	case "REPLACE":
-		err = s.store.Replace(name, lines)
+		sum := sha256.Sum256(req.body)
+		err = s.replace(name, lines, hex.EncodeToString(sum[:]))
 	case "FIRST":
 		err = s.store.Insert(name, lines, store.First)
 	case "LAST":

@@ -17,7 +17,9 @@ import (
 //	value             READ, FIND: the line
 //	values            READMULTI: the lines, in pick order
 //	length            LENGTH; INITFILE and LOAD: lines loaded; SAVE: lines written
-//	lists, total      STATUS: every list with its length, sorted by name, and the sum
+//	lists, total      STATUS: every list with its length, sorted by name, and the sum; a list
+//	                  replaced from a startup source (--load, --load-dir) or a LOAD REPLACE
+//	                  has the SHA-256 of that content too, loadedSha256 (hex)
 //	loadFailures      STATUS: the startup loads that failed, in load order, each with its list
 //	                  ("" when a directory or the init files could not be listed), its source
 //	                  (a path, DIR=REGEX, or initFileAtStartup) and its error; omitted when none
@@ -48,8 +50,9 @@ type jsonAnswer struct {
 
 // jsonList is one list of a STATUS answer.
 type jsonList struct {
-	Name   string `json:"name"`
-	Length int    `json:"length"`
+	Name         string `json:"name"`
+	Length       int    `json:"length"`
+	LoadedSHA256 string `json:"loadedSha256,omitempty"`
 }
 
 // jsonLoadFailure is one failed startup load of a STATUS answer.
@@ -70,7 +73,7 @@ func newJSONAnswer(rep *reply) jsonAnswer {
 		a.Lists = make([]jsonList, 0, len(rep.lists)) // an empty server lists [], not null
 		total := 0
 		for _, l := range rep.lists {
-			a.Lists = append(a.Lists, jsonList{Name: l.Name, Length: l.Length})
+			a.Lists = append(a.Lists, jsonList{Name: l.Name, Length: l.Length, LoadedSHA256: rep.loaded[l.Name]})
 			total += l.Length
 		}
 		a.Total = &total

@@ -1,7 +1,10 @@
 package sts
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -174,5 +177,56 @@ func TestJSONFileErrors(t *testing.T) {
 	}
 	if status, m := ts.getJSON(t, "/sts/SAVE?FILENAME=ok&FORMAT=JSON", false); status != http.StatusInternalServerError || m["reason"] != "io_error" {
 		t.Errorf("SAVE into a missing directory: %d %v", status, m)
+	}
+}
+
+// STATUS names the content each list was last replaced with from a dataset source: a startup
+// file (--load) or a LOAD REPLACE body, by the SHA-256 of its bytes. Changes on top of it keep
+// it; INITFILE, which reads the dataset directory, drops it; other lists have none.
+func TestStatusNamesTheContentListsWereLoadedFrom(t *testing.T) {
+	sources := t.TempDir()
+	writeFiles(t, sources, map[string]string{"users.csv": "u1\r\nu2\n"})
+	ts := startServer(t, func(c *Config) { c.Loads = []Load{{List: "users", Path: filepath.Join(sources, "users.csv")}} })
+	ts.srv.LoadAtStartup()
+	sha := func(content string) string {
+		sum := sha256.Sum256([]byte(content))
+		return hex.EncodeToString(sum[:])
+	}
+	loaded := func() map[string]any {
+		t.Helper()
+		_, m := ts.getJSON(t, "/sts/STATUS", true)
+		got := map[string]any{}
+		for _, l := range m["lists"].([]any) {
+			l := l.(map[string]any)
+			got[l["name"].(string)] = l["loadedSha256"]
+		}
+		return got
+	}
+	post := func(target, body string) {
+		t.Helper()
+		if a := ts.do(t, http.MethodPost, target, "text/plain", body); a.status != http.StatusOK {
+			t.Fatalf("%s: %d %q", target, a.status, a.body)
+		}
+	}
+
+	ts.get(t, "/sts/ADD?FILENAME=queue&LINE=j1")
+	post("/sts/LOAD?FILENAME=cards", "c1\nc2\n")
+	want := map[string]any{"users": sha("u1\r\nu2\n"), "cards": sha("c1\nc2\n"), "queue": nil}
+	if got := loaded(); !maps.Equal(got, want) {
+		t.Errorf("after the startup load and a LOAD: %v, want %v", got, want)
+	}
+
+	ts.get(t, "/sts/READ?FILENAME=users&KEEP=FALSE")
+	post("/sts/LOAD?FILENAME=cards&MODE=LAST", "c3\n")
+	if got := loaded(); !maps.Equal(got, want) {
+		t.Errorf("after a consume and a LOAD LAST: %v, want %v", got, want)
+	}
+
+	ts.writeFile(t, "users", "f1\n")
+	ts.expect(t, "/sts/INITFILE?FILENAME=users", okBody("1"))
+	post("/sts/LOAD?FILENAME=cards&MODE=REPLACE", "d1\n")
+	want["users"], want["cards"] = nil, sha("d1\n")
+	if got := loaded(); !maps.Equal(got, want) {
+		t.Errorf("after INITFILE and a second LOAD REPLACE: %v, want %v", got, want)
 	}
 }

@@ -30,6 +30,7 @@ type reply struct {
 	length  *int               // LENGTH, INITFILE, LOAD, SAVE
 	lists   []store.ListLength // STATUS
 	failed  []loadFailure      // STATUS: the startup loads that failed
+	loaded  map[string]string  // STATUS: Server.loadedFrom
 	config  []setting          // CONFIG
 }
 

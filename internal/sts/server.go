@@ -32,6 +32,13 @@ type Server struct {
 
 	phase    atomic.Int32    // starting, serving or stopping
 	restored map[string]bool // the lists a restored state had when startup loading began
+	// loadedFrom holds, per list, the SHA-256 of the content it was last replaced with, when it
+	// came from a startup source (--load, --load-dir) or a LOAD REPLACE. STATUS reports it, so
+	// that the operator knows which version of a dataset the running server holds, even after
+	// the server restarted and loaded its files again. In memory only: a list restored from the
+	// journal has none until it is loaded again.
+	loadedMu   sync.Mutex
+	loadedFrom map[string]string
 	// loadFailures are the startup loads that failed, set once startup loading is done.
 	loadFailures atomic.Pointer[[]loadFailure]
 	stop         chan struct{}
@@ -50,7 +57,7 @@ const (
 // NewServer returns a server for cfg that keeps its lists in st. It fails on an unknown charset.
 func NewServer(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, store: st, log: log, now: time.Now, stop: make(chan struct{})}
+	s := &Server{cfg: cfg, store: st, log: log, now: time.Now, stop: make(chan struct{}), loadedFrom: map[string]string{}}
 	for _, c := range []struct {
 		setting, name string
 		into          *datafile.Charset

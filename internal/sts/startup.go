@@ -135,9 +135,9 @@ func (s *Server) loadFile(list, path string) error {
 	if s.keepRestored(list) {
 		return nil
 	}
-	lines, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+	lines, sum, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
 	if err == nil {
-		err = s.store.Replace(list, lines)
+		err = s.replace(list, lines, sum)
 	}
 	if err != nil {
 		return err

@@ -14,6 +14,8 @@
 package datafile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -143,16 +145,23 @@ func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, error) {
 	if shown == "" {
 		shown = "."
 	}
-	return readLines(filepath.Join(dir, name), shown, cs, maxBytes)
+	return readLines(filepath.Join(dir, name), shown, cs, maxBytes, nil)
 }
 
 // ReadLinesFrom reads any file and splits it into lines, with the errors of
-// ReadLines; a *FileError shows path as given.
-func ReadLinesFrom(path string, cs Charset, maxBytes int64) ([]string, error) {
-	return readLines(path, path, cs, maxBytes)
+// ReadLines; a *FileError shows path as given. It also returns the SHA-256 of
+// the file's bytes (hex), by which a startup source is told apart from another.
+func ReadLinesFrom(path string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
+	h := sha256.New()
+	lines, err = readLines(path, path, cs, maxBytes, h)
+	if err != nil {
+		return nil, "", err
+	}
+	return lines, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func readLines(path, shown string, cs Charset, maxBytes int64) ([]string, error) {
+// readLines reads the file at path and splits it, writing its bytes to digest too when not nil.
+func readLines(path, shown string, cs Charset, maxBytes int64, digest io.Writer) ([]string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
 		return nil, ErrFileNotFound // Java's File.exists() is false whatever stat's error
@@ -176,7 +185,11 @@ func readLines(path, shown string, cs Charset, maxBytes int64) ([]string, error)
 	// the file's size, no []byte copy.
 	var content strings.Builder
 	content.Grow(int(info.Size()))
-	if _, err := io.Copy(&content, f); err != nil {
+	var into io.Writer = &content
+	if digest != nil {
+		into = io.MultiWriter(&content, digest)
+	}
+	if _, err := io.Copy(into, f); err != nil {
 		return nil, fileError(shown, err)
 	}
 	return SplitLines(cs.Decode(content.String())), nil

@@ -187,13 +187,15 @@ func TestReadLinesFrom(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "mounted.csv")
 	must(t, os.WriteFile(path, []byte("a\r\nb"), 0o644))
-	if got, err := ReadLinesFrom(path, Charset{}, 0); err != nil || !reflect.DeepEqual(got, []string{"a", "b"}) {
-		t.Errorf("ReadLinesFrom = %q, %v", got, err)
+	// sha256sum of the bytes "a\r\nb": the digest is of the file, not of its decoded lines.
+	const digest = "18745f36a05e29072709042d6062ce54f1b08ff36c27ba80c39f81fb010c8ce2"
+	if got, sum, err := ReadLinesFrom(path, Charset{}, 0); err != nil || !reflect.DeepEqual(got, []string{"a", "b"}) || sum != digest {
+		t.Errorf("ReadLinesFrom = %q, %s, %v; want the lines and %s", got, sum, err, digest)
 	}
-	if _, err := ReadLinesFrom(filepath.Join(dir, "gone.csv"), Charset{}, 0); err != ErrFileNotFound {
+	if _, _, err := ReadLinesFrom(filepath.Join(dir, "gone.csv"), Charset{}, 0); err != ErrFileNotFound {
 		t.Errorf("missing file: %v, want ErrFileNotFound", err)
 	}
-	if _, err := ReadLinesFrom(dir, Charset{}, 0); !reflect.DeepEqual(err, &FileError{Path: dir, Reason: "Is a directory", BadName: true}) {
+	if _, _, err := ReadLinesFrom(dir, Charset{}, 0); !reflect.DeepEqual(err, &FileError{Path: dir, Reason: "Is a directory", BadName: true}) {
 		t.Errorf("directory: %v", err)
 	}
 }
