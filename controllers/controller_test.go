@@ -486,6 +486,40 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 	}
 }
 
+// A server that restarted and loaded an older version of a dataset than the one the operator
+// pushed last (the kubelet had not refreshed the mounted file yet) says so in its STATUS: under
+// Reload the operator pushes the current content again, where its own record would call the
+// list loaded.
+func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\n")
+	eventually(t, reconcileWait, func() error {
+		if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
+			return fmt.Errorf("users = %q", lines)
+		}
+		return nil
+	})
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+
+	// The restarted server's startup load, of the old file.
+	resp, err := http.Post(ts.url+"/sts/LOAD?FILENAME=users", "text/plain", strings.NewReader("u1\nu2\nu3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	eventually(t, reconcileWait, func() error {
+		if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
+			return fmt.Errorf("users = %q, want the ConfigMap's content pushed again", lines)
+		}
+		return nil
+	})
+	if n := ts.loads.Load(); n != 3 { // the reload, the restart's load, the repair
+		t.Errorf("%d LOAD calls, want 3", n)
+	}
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+}
+
 // staleDeployment is the manager's client, except that it reads one Deployment as it was: a
 // cache that has not caught up with the operator's own last write yet.
 type staleDeployment struct {

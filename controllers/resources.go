@@ -448,9 +448,13 @@ func setSpecHash(meta *metav1.ObjectMeta, spec any) {
 	meta.Annotations = annotations
 }
 
+// hashLength is the length of the hashes the operator records: the first hex digits of a SHA-256,
+// the digest the table server reports whole for what it loaded.
+const hashLength = 16
+
 func hashBytes(b []byte) string {
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:16]
+	return hex.EncodeToString(sum[:])[:hashLength]
 }
 
 func shortHash(s string) string { return hashBytes([]byte(s))[:10] }

@@ -44,7 +44,7 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 	if obs.err != nil || sts.Spec.DatasetUpdatePolicy != stsv1alpha1.DatasetUpdateReload {
 		return obs
 	}
-	reloaded, err := r.reloadChanged(ctx, sts, d, src, ts)
+	reloaded, err := r.reloadChanged(ctx, sts, d, src, ts, obs.status)
 	obs.reloadErr = err
 	if reloaded {
 		obs.status, obs.err = ts.status(ctx)
@@ -55,8 +55,8 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 // reloadChanged replaces the list of every dataset whose source changed since the server loaded
 // it, and records the new hashes on the Deployment so that each change is pushed once. Other
 // lists are untouched. It reports whether any list was replaced.
-func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer) (bool, error) {
-	if len(src.changedSince(loadedHashes(d))) == 0 {
+func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer, status *serverStatus) (bool, error) {
+	if len(src.changedSince(loadedBy(d, status))) == 0 {
 		return false, nil
 	}
 	// The cache may not hold the record of this operator's previous reload yet, and a list
@@ -67,7 +67,7 @@ func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *st
 		return false, fmt.Errorf("reading Deployment %q before a reload: %w", d.Name, err)
 	}
 	d.Annotations = live.Annotations // for the status too, which must not report stale drift
-	loaded := loadedHashes(live)
+	loaded := loadedBy(live, status)
 	var errs []error
 	var done []string
 	for _, name := range src.changedSince(loaded) {

@@ -142,6 +142,23 @@ func loadedHashes(d *appsv1.Deployment) map[string]string {
 	return hashes
 }
 
+// loadedBy returns what the server holds of each dataset: the hash of the content the server
+// says it last loaded a list from, and where it does not say (a list restored from a durable
+// server's journal, a server that did not answer) the record on the Deployment. The server's
+// word wins because a restarted server loads its mounted files again, which may hold an older
+// version than the record's (the kubelet refreshes them late), or a newer one.
+func loadedBy(d *appsv1.Deployment, s *serverStatus) map[string]string {
+	loaded := loadedHashes(d)
+	if s != nil {
+		for _, l := range s.Lists {
+			if len(l.LoadedSHA256) >= hashLength {
+				loaded[l.Name] = l.LoadedSHA256[:hashLength]
+			}
+		}
+	}
+	return loaded
+}
+
 // encodeHashes is the loadedDatasetsAnnotation value for hashes.
 func encodeHashes(hashes map[string]string) string {
 	b, _ := json.Marshal(hashes) // a map of strings always marshals

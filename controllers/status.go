@@ -90,12 +90,9 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 }
 
 func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *serverStatus, now metav1.Time) {
-	lists := s.Lists
-	if len(lists) > maxStatusLists {
-		lists = lists[:maxStatusLists]
-	}
-	if len(lists) == 0 {
-		lists = nil // as the stored status decodes an absent list
+	var lists []stsv1alpha1.ListStatus // nil when empty, as the stored status decodes an absent list
+	for _, l := range s.Lists[:min(len(s.Lists), maxStatusLists)] {
+		lists = append(lists, stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length})
 	}
 	if apiequality.Semantic.DeepEqual(status.Lists, lists) && status.TotalLines == s.Total &&
 		status.ListCount == int32(len(s.Lists)) && status.LastStatusTime != nil {
@@ -262,7 +259,7 @@ func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 	case obs.server.reloadErr != nil:
 		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonReloadFailed, obs.server.reloadErr.Error())
 	}
-	changed := obs.sources.changedSince(loadedHashes(obs.deployment))
+	changed := obs.sources.changedSince(loadedBy(obs.deployment, obs.server.status))
 	switch {
 	case len(changed) == 0:
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, "Every ConfigMap and Secret dataset is loaded as its source holds it")

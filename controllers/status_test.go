@@ -85,7 +85,7 @@ func sourceHash(dataset, hash string) observed {
 	return func(o *observation) { o.sources.hashes[dataset] = hash }
 }
 
-func answered(lists ...stsv1alpha1.ListStatus) observed {
+func answered(lists ...serverList) observed {
 	return func(o *observation) {
 		s := &serverStatus{OK: true, Lists: lists}
 		for _, l := range lists {
@@ -108,8 +108,9 @@ var conditionTypesInOrder = [5]string{
 }
 
 func TestComputeStatusConditions(t *testing.T) {
-	users := stsv1alpha1.ListStatus{Name: "users", Length: 5}
+	users := serverList{Name: "users", Length: 5}
 	loadedUsers := map[string]string{"users": "h1"}
+	const newHash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" // a SHA-256 the server reports
 	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "a", nil)
 	// want: Ready, Reconciling, Stalled, DatasetsLoaded, DatasetsInSync as "Status/Reason", and
 	// what kstatus (Flux, kpt, cli-utils) computes from the whole status.
@@ -174,8 +175,20 @@ func TestComputeStatusConditions(t *testing.T) {
 			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "False/SourceChanged"},
 			wantKstatus: kstatus.CurrentStatus,
 		},
+		"a source changed, and the server says it loaded the new content (a restart): in sync": {
+			obs: observe(sourceHash("users", newHash[:hashLength]), deployed(rolledOutNow, loadedUsers),
+				answered(serverList{Name: "users", Length: 5, LoadedSHA256: newHash})),
+			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "True/InSync"},
+			wantKstatus: kstatus.CurrentStatus,
+		},
+		"the record says the source is loaded, the server says it holds other content: drift": {
+			obs: observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers),
+				answered(serverList{Name: "users", Length: 5, LoadedSHA256: newHash})),
+			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "False/SourceChanged"},
+			wantKstatus: kstatus.CurrentStatus,
+		},
 		"serving without a dataset's list": {
-			obs:         observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers), answered(stsv1alpha1.ListStatus{Name: "other", Length: 1})),
+			obs:         observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers), answered(serverList{Name: "other", Length: 1})),
 			want:        [5]string{"False/NotLoaded", "False/NotLoaded", "True/NotLoaded", "False/NotLoaded", "True/InSync"},
 			wantKstatus: kstatus.FailedStatus,
 		},
@@ -293,7 +306,7 @@ func TestLoadedAfterRestart(t *testing.T) {
 func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 	sts := newSTS("a", withConfigMapDataset("users", "logins", "users"))
 	obs := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
-		answered(stsv1alpha1.ListStatus{Name: "users", Length: 5}))
+		answered(serverList{Name: "users", Length: 5}))
 	t0 := metav1.NewTime(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	sts.Status = computeStatus(sts, obs, t0)
 	if sts.Status.TotalLines != 5 || sts.Status.ListCount != 1 || !sts.Status.LastStatusTime.Equal(&t0) {
@@ -307,7 +320,7 @@ func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 	}
 
 	read := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
-		answered(stsv1alpha1.ListStatus{Name: "users", Length: 4}))
+		answered(serverList{Name: "users", Length: 4}))
 	next := computeStatus(sts, read, later)
 	if next.TotalLines != 4 || !next.LastStatusTime.Equal(&later) {
 		t.Errorf("after a READ: total %d at %v", next.TotalLines, next.LastStatusTime)
@@ -323,9 +336,9 @@ func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 }
 
 func TestStatusListsAreBounded(t *testing.T) {
-	var lists []stsv1alpha1.ListStatus
+	var lists []serverList
 	for i := range maxStatusLists + 10 {
-		lists = append(lists, stsv1alpha1.ListStatus{Name: string(rune('a' + i%26)), Length: 1})
+		lists = append(lists, serverList{Name: string(rune('a' + i%26)), Length: 1})
 	}
 	st := computeStatus(newSTS("a"), observe(deployed(rolledOutNow, nil), answered(lists...)), metav1.Now())
 	if len(st.Lists) != maxStatusLists || st.ListCount != int32(maxStatusLists+10) || st.TotalLines != int64(maxStatusLists+10) {
@@ -340,7 +353,7 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 		withDataset(orders), withClaimDataset("old", "data", "old.csv", ""), withClaimDataset("single", "data", "orders/single.csv", ""))
 	server := &serverStatus{
 		OK:    true,
-		Lists: []stsv1alpha1.ListStatus{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
+		Lists: []serverList{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
 		LoadFailures: []loadFailure{
 			{List: "users", Source: datasetPath(sts.Spec.Datasets[0]), Error: "file not found !"},
 			{List: "big.csv", Source: ordersDir + "/big.csv", Error: "Limit exceeded: max-total-bytes=10 !"},

@@ -39,11 +39,19 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 
 // serverStatus is the answer of /sts/STATUS?FORMAT=JSON.
 type serverStatus struct {
-	OK           bool                     `json:"ok"`
-	Lists        []stsv1alpha1.ListStatus `json:"lists"`
-	Total        int64                    `json:"total"`
-	LoadFailures []loadFailure            `json:"loadFailures"`
-	Error        string                   `json:"error"`
+	OK           bool          `json:"ok"`
+	Lists        []serverList  `json:"lists"`
+	Total        int64         `json:"total"`
+	LoadFailures []loadFailure `json:"loadFailures"`
+	Error        string        `json:"error"`
+}
+
+// serverList is one list of a STATUS answer: its length and, when the server knows it, the
+// SHA-256 (hex) of the content it was last loaded from, a dataset file at startup or a LOAD.
+type serverList struct {
+	Name         string `json:"name"`
+	Length       int64  `json:"length"`
+	LoadedSHA256 string `json:"loadedSha256"`
 }
 
 // loadFailure is a load the server could not do at startup: the list ("" for a directory that
