@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -62,12 +63,26 @@ var propertyFallbacks = map[string]string{
 	"jmeterPlugin.sts.charsetEncodingHttpResponse": "sampleresult.default.encoding",
 }
 
-// booleanProperties are read with javaBoolean, as the original reads them.
+// booleanProperties are read with jmeterBoolean, as the original reads them.
 var booleanProperties = map[string]bool{"add-timestamp": true, "init-files-regex": true}
 
-// javaBoolean reads a property as Java's Boolean.parseBoolean does after JMeter's trim: "true"
-// in any case is true, anything else false.
-func javaBoolean(value string) bool { return strings.EqualFold(strings.TrimSpace(value), "true") }
+// jmeterBoolean reads a boolean property as the plugin does, through JMeter's
+// JMeterUtils.getPropDefault: trimmed, "true" or "t" in any case is true, "false" or "f" false,
+// otherwise an integer, true when it is 1; anything else (absent included) is the default.
+func jmeterBoolean(value string, def bool) bool {
+	v := strings.TrimSpace(value)
+	switch {
+	case strings.EqualFold(v, "true"), strings.EqualFold(v, "t"):
+		return true
+	case strings.EqualFold(v, "false"), strings.EqualFold(v, "f"):
+		return false
+	}
+	n, err := strconv.ParseInt(v, 10, 32) // Integer.parseInt
+	if err != nil {
+		return def
+	}
+	return n == 1
+}
 
 // resolveSettings resolves the settings from, in order of precedence, the command-line flags,
 // the environment (STS_<FLAG_NAME>), the properties file and the defaults. usage receives the
@@ -127,7 +142,7 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 		if err := applyProperties(fs, set, s.properties, props); err != nil {
 			return nil, err
 		}
-		c.LoadAndRunOnStartup = javaBoolean(props["jmeterPlugin.sts.loadAndRunOnStartup"])
+		c.LoadAndRunOnStartup = jmeterBoolean(props["jmeterPlugin.sts.loadAndRunOnStartup"], false)
 	}
 	if s.logFormat != "text" && s.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format %q: want text or json", s.logFormat)
@@ -216,7 +231,7 @@ func applyProperties(fs *flag.FlagSet, set map[string]bool, path string, props m
 		}
 		value = strings.TrimSpace(value)
 		if booleanProperties[name] {
-			value = fmt.Sprint(javaBoolean(value))
+			value = fmt.Sprint(jmeterBoolean(value, fs.Lookup(name).DefValue == "true"))
 		}
 		if err := fs.Set(name, value); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s=%q: %w", path, key, value, err))

@@ -187,3 +187,33 @@ func TestByteSizes(t *testing.T) {
 		}
 	}
 }
+
+// Boolean properties are read as JMeter reads them for the plugin: true/t, false/f in any case,
+// else an integer (1 is true), else the default.
+func TestBooleanPropertiesReadLikeJMeter(t *testing.T) {
+	for value, want := range map[string][3]bool{ // addTimestamp (default true), initFileAtStartupRegex, loadAndRunOnStartup (default false)
+		"TRUE":  {true, true, true},
+		" t ":   {true, true, true},
+		"1":     {true, true, true},
+		"+1":    {true, true, true},
+		"False": {false, false, false},
+		"f":     {false, false, false},
+		"0":     {false, false, false},
+		"2":     {false, false, false},
+		"yes":   {true, false, false},
+		"":      {true, false, false},
+	} {
+		props := writeTemp(t, "jmeter.properties", strings.Join([]string{
+			"jmeterPlugin.sts.addTimestamp=" + value,
+			"jmeterPlugin.sts.initFileAtStartupRegex=" + value,
+			"jmeterPlugin.sts.loadAndRunOnStartup=" + value,
+		}, "\n"))
+		s, err := resolveSettings([]string{"--properties", props}, env(nil), io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", value, err)
+		}
+		if got := [3]bool{s.server.AddTimestamp, s.server.InitFilesRegex, s.server.LoadAndRunOnStartup}; got != want {
+			t.Errorf("%q: addTimestamp, initFileAtStartupRegex, loadAndRunOnStartup = %v, want %v", value, got, want)
+		}
+	}
+}

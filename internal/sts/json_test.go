@@ -113,6 +113,13 @@ func TestJSONOptInByAccept(t *testing.T) {
 		"application/json; q=0.000":               false,
 		"text/html, */*":                          false,
 		"application/jsonx, text/json":            false,
+		"application/json;q=0;x":                  false, // malformed: no opt-in
+		"application/json;q=0.5;x, */*;q=0.1":     false,
+		"application/json;q=2, */*":               false,
+		"application/json;q=inf":                  false,
+		"application/json;q=NaN":                  false,
+		"application/json, text/html;x":           false, // a malformed other type still counts
+		"application/json;q=1.0, text/html;q=0.5": true,
 	} {
 		a := ts.do(t, http.MethodGet, "/sts/LENGTH?FILENAME=a", "", "", "Accept", accept)
 		if got := a.header.Get("Content-Type") == "application/json"; got != json {

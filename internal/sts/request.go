@@ -175,20 +175,32 @@ func wantsJSON(r *http.Request, params map[string]string) bool {
 	jsonQ, otherQ := 0.0, 0.0
 	for _, accept := range r.Header.Values("Accept") {
 		for _, mediaRange := range strings.Split(accept, ",") {
-			mediaType, mediaParams, err := mime.ParseMediaType(mediaRange)
-			if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
-				continue
-			}
-			q, err := strconv.ParseFloat(mediaParams["q"], 64)
-			if err != nil {
-				q = 1
-			}
-			if mediaType == "application/json" {
+			mediaType, q, ok := acceptRange(mediaRange)
+			switch {
+			case mediaType == "application/json" && ok:
 				jsonQ = max(jsonQ, q)
-			} else {
-				otherQ = max(otherQ, q)
+			case mediaType != "application/json" && mediaType != "":
+				otherQ = max(otherQ, q) // a malformed one counts in full: HTML when in doubt
 			}
 		}
 	}
 	return jsonQ > 0 && jsonQ > otherQ
+}
+
+// acceptRange reads one media range of an Accept header: its type, its q (1 when absent), and
+// whether its parameters are well formed, q a number from 0 to 1.
+func acceptRange(mediaRange string) (mediaType string, q float64, ok bool) {
+	mediaType, params, err := mime.ParseMediaType(mediaRange)
+	if err != nil && !errors.Is(err, mime.ErrInvalidMediaParameter) {
+		return "", 0, false
+	}
+	q, ok = 1, err == nil
+	if v, present := params["q"]; present {
+		parsed, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(parsed >= 0 && parsed <= 1) {
+			return mediaType, 1, false
+		}
+		q = parsed
+	}
+	return mediaType, q, ok
 }

@@ -296,6 +296,9 @@ func serverExport(ctx context.Context, ns, name, list string) ([]string, error) 
 	if err != nil {
 		return nil, fmt.Errorf("EXPORT %s: %w (%.200q)", list, err, body)
 	}
+	if bytes.HasPrefix(body, []byte("<html><title>KO</title>")) { // an unknown list: HTTP 200, as in the plugin
+		return nil, fmt.Errorf("EXPORT %s: %s", list, body)
+	}
 	if len(body) == 0 {
 		return nil, nil
 	}

@@ -16,9 +16,10 @@ type Recorder interface {
 	// it under the changed list's lock, so the records of one list are in the order of its
 	// changes; it must therefore not wait for I/O.
 	Record(change []byte) (seq uint64, commit Commit)
-	// MaxChange is the size of the largest change record Record can take. Memory refuses a bulk
-	// change (Insert, Replace) whose record would be larger before making it: once made, a change
-	// that cannot be recorded would leave the lists served apart from the lists on disk.
+	// MaxChange is the size of the largest change record Record can take. Memory refuses a change
+	// that brings lines (Add, Insert, Replace) whose record would be larger before making it: once
+	// made, a change that cannot be recorded would leave the lists served apart from the lists on
+	// disk.
 	MaxChange() int64
 }
 

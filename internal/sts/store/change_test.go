@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -75,8 +76,16 @@ func TestBulkChangeTooLargeToRecordIsRefused(t *testing.T) {
 			if len(rec.records) != records {
 				t.Errorf("refused changes were recorded")
 			}
-			if n == 1 && lineLen < max/2 {
-				t.Errorf("lines of %d bytes: one line was refused", lineLen)
+			// And the bound is tight: the same Insert, recorded, is within its slack of the limit
+			// (the name's length, a Replace's opcode and count: 2 uvarints and a byte).
+			free := NewMemory()
+			unbounded := &tape{}
+			free.StartRecording(unbounded)
+			if err := free.Insert(fresh, lines, First); err != nil {
+				t.Fatal(err)
+			}
+			if size := len(unbounded.records[0]); size <= max-2*binary.MaxVarintLen64-1 {
+				t.Errorf("lines of %d bytes, %d lines: refused, but their record is %d bytes, well under %d", lineLen, n, size, max)
 			}
 			break
 		}
@@ -214,5 +223,22 @@ func TestAnswersWaitForTheChangeTheyDependOn(t *testing.T) {
 	slices.Sort(got)
 	if want := []string{"ADD: <nil>", "READ: " + ErrEmpty.Error(), "RESET: <nil>"}; !slices.Equal(got, want) && !slices.Equal(got, []string{"ADD: <nil>", "READ: <nil>", "RESET: <nil>"}) {
 		t.Errorf("answers %q", got)
+	}
+}
+
+// An ADD whose line alone would make a record too large for the recorder is refused too, before
+// the list changes (a --max-body-bytes above the journal's limit would let one through).
+func TestAddTooLargeToRecordIsRefused(t *testing.T) {
+	m := NewMemory()
+	m.StartRecording(&tape{max: 64})
+	if err := m.Add("l", "short", Last, false); err != nil {
+		t.Fatal(err)
+	}
+	var limit *LimitError
+	if err := m.Add("l", strings.Repeat("x", 64), Last, false); !errors.As(err, &limit) || limit.Limit != LimitRecordBytes {
+		t.Fatalf("Add of a 64-byte line under a 64-byte record limit: %v", err)
+	}
+	if got, _ := m.Lines("l"); !slices.Equal(got, []string{"short"}) {
+		t.Errorf("after the refused Add: %q", got)
 	}
 }

@@ -221,6 +221,9 @@ func (m *Memory) addLocked(l *list, line string, pos Position, unique bool) erro
 	if limit := m.limits.MaxLineBytes; limit > 0 && int64(len(line)) > limit {
 		return &LimitError{LimitLineBytes, limit}
 	}
+	if err := m.recordable(l.name, []string{line}); err != nil {
+		return err
+	}
 	if err := m.admit(l.lines.len()+1, int64(len(line))); err != nil {
 		return err
 	}
