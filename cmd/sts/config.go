@@ -151,15 +151,27 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 		return nil, err
 	}
 	if s.authTokenFile != "" {
-		token, err := os.ReadFile(s.authTokenFile)
+		token, err := readAuthToken(s.authTokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("--auth-token-file: %w", err)
 		}
-		if c.AuthToken = strings.TrimSpace(string(token)); c.AuthToken == "" {
-			return nil, fmt.Errorf("--auth-token-file %s: the file is empty", s.authTokenFile)
-		}
+		c.AuthToken = token
 	}
 	return s, nil
+}
+
+// readAuthToken reads the token file: its content without surrounding white space, which must
+// not be empty.
+func readAuthToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", fmt.Errorf("%s: the file is empty", path)
+	}
+	return token, nil
 }
 
 // check refuses values that parse but make no sense.

@@ -93,6 +93,9 @@ func serve(s *settings, log *slog.Logger) error {
 		j, err := start(ctx, s, srv, mem, log)
 		started <- startup{j, err}
 	}()
+	if s.authTokenFile != "" {
+		go watchAuthToken(ctx, s.authTokenFile, s.server.AuthToken, srv, log)
+	}
 
 	var (
 		j       *journal.Journal
@@ -180,4 +183,40 @@ func start(ctx context.Context, s *settings, srv *sts.Server, mem *store.Memory,
 	}
 	srv.LoadAtStartup()
 	return j, nil
+}
+
+// authTokenPoll is how often --auth-token-file is read again. A Secret mounted in a pod is
+// replaced in place when it changes, and a rotated token must not need a restart, which would
+// cost a server without durability its lists.
+const authTokenPoll = time.Second
+
+// watchAuthToken gives srv the token in path whenever the file's content changes, until ctx
+// ends. A file that cannot be read or is empty leaves the current token, and is logged once.
+func watchAuthToken(ctx context.Context, path, current string, srv *sts.Server, log *slog.Logger) {
+	tick := time.NewTicker(authTokenPoll)
+	defer tick.Stop()
+	var lastErr string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		token, err := readAuthToken(path)
+		if err == nil && token != current {
+			err = srv.SetAuthToken(token)
+		}
+		if err != nil {
+			if err.Error() != lastErr {
+				log.Error("Keeping the current auth token", "file", path, "error", err)
+			}
+			lastErr = err.Error()
+			continue
+		}
+		lastErr = ""
+		if token != current {
+			current = token
+			log.Info("Replaced the auth token", "file", path)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -78,4 +80,50 @@ func fmtLines(n int) string {
 		fmt.Fprintf(&b, "line-%06d\n", i)
 	}
 	return b.String()
+}
+
+// A token file replaced in place, as the kubelet replaces a mounted Secret, gives the running
+// server the new token: the old one is refused from then on. A file that turns empty or
+// unreadable keeps the token in force.
+func TestRotatedTokenFileNeedsNoRestart(t *testing.T) {
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	replace := func(content string) { // write aside and rename over, as the kubelet does
+		t.Helper()
+		tmp := filepath.Join(dir, "token.tmp")
+		if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, tokenFile); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace("first\n")
+	srv := launch(t, stsproc.FreePort(t), "--auth-token-file", tokenFile)
+	srv.WaitReady(t)
+	if got := srv.Status("/sts/STATUS?TOKEN=first"); got != http.StatusOK {
+		t.Fatalf("the first token: HTTP %d", got)
+	}
+	until := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not after 20s; the server's log:\n%s", what, srv.Logs)
+			}
+		}
+	}
+
+	replace("second\n")
+	until("the new token accepted", func() bool { return srv.Status("/sts/STATUS?TOKEN=second") == http.StatusOK })
+	if got := srv.Status("/sts/STATUS?TOKEN=first"); got != http.StatusUnauthorized {
+		t.Errorf("the old token after the rotation: HTTP %d, want 401", got)
+	}
+	replace(" \n")
+	until("the empty file logged", func() bool { return strings.Contains(srv.Logs.String(), "Keeping the current auth token") })
+	if got := srv.Status("/sts/STATUS?TOKEN=second"); got != http.StatusOK {
+		t.Errorf("the token in force after the file emptied: HTTP %d, want 200", got)
+	}
+	if got := srv.Status("/sts/STATUS"); got != http.StatusUnauthorized {
+		t.Errorf("no token after the file emptied: HTTP %d, want 401", got)
+	}
 }

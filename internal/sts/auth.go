@@ -2,6 +2,7 @@ package sts
 
 import (
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"strings"
 )
@@ -10,7 +11,7 @@ import (
 // otherwise when it carries the token in an "Authorization: Bearer" header or, for JMeter plans
 // that cannot set headers easily, a TOKEN parameter. Tokens are compared in constant time.
 func (s *Server) authorized(r *http.Request, params map[string]string) bool {
-	if s.cfg.AuthToken == "" {
+	if *s.authToken.Load() == "" {
 		return true
 	}
 	if scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " "); found &&
@@ -22,5 +23,16 @@ func (s *Server) authorized(r *http.Request, params map[string]string) bool {
 }
 
 func (s *Server) tokenMatches(token string) bool {
-	return subtle.ConstantTimeCompare([]byte(token), []byte(s.cfg.AuthToken)) == 1
+	return subtle.ConstantTimeCompare([]byte(token), []byte(*s.authToken.Load())) == 1
+}
+
+// SetAuthToken replaces the token requests must carry, for a rotated Secret: requests that
+// arrive after it returns need the new one. A server started without a token cannot be given
+// one, nor can a token be taken away: either would change who may use the lists.
+func (s *Server) SetAuthToken(token string) error {
+	if token == "" || s.cfg.AuthToken == "" {
+		return errors.New("the auth token can be replaced, not added or removed")
+	}
+	s.authToken.Store(&token)
+	return nil
 }

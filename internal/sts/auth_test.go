@@ -96,3 +96,26 @@ func TestWrongTokensLoseNothing(t *testing.T) {
 		t.Errorf("the list after refused requests: %q", got)
 	}
 }
+
+// A token can be replaced (a rotated Secret), not added to a server started without one nor
+// taken away: either would change who may use the lists.
+func TestSetAuthTokenReplacesOnly(t *testing.T) {
+	open := startServer(t)
+	if err := open.srv.SetAuthToken("late"); err == nil {
+		t.Error("a server without a token was given one")
+	}
+	open.expect(t, "/sts/LENGTH?FILENAME=x", koBody("x not loaded yet !"))
+
+	guarded := startServer(t, func(c *Config) { c.AuthToken = "old" })
+	if err := guarded.srv.SetAuthToken(""); err == nil {
+		t.Error("the token was taken away")
+	}
+	if err := guarded.srv.SetAuthToken("new"); err != nil {
+		t.Fatal(err)
+	}
+	for token, want := range map[string]int{"new": http.StatusOK, "old": http.StatusUnauthorized} {
+		if a := guarded.do(t, http.MethodGet, "/sts/STATUS?TOKEN="+token, "", ""); a.status != want {
+			t.Errorf("TOKEN=%s after the replacement: HTTP %d, want %d", token, a.status, want)
+		}
+	}
+}

@@ -32,6 +32,9 @@ type Server struct {
 
 	phase    atomic.Int32    // starting, serving or stopping
 	restored map[string]bool // the lists a restored state had when startup loading began
+	// authToken is the token requests must carry ("" for none): Config.AuthToken, until
+	// SetAuthToken replaces it.
+	authToken atomic.Pointer[string]
 	// loadedFrom holds, per list, the SHA-256 of the content it was last replaced with, when it
 	// came from a startup source (--load, --load-dir) or a LOAD REPLACE. STATUS reports it, so
 	// that the operator knows which version of a dataset the running server holds, even after
@@ -58,6 +61,7 @@ const (
 func NewServer(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
 	cfg = cfg.withDefaults()
 	s := &Server{cfg: cfg, store: st, log: log, now: time.Now, stop: make(chan struct{}), loadedFrom: map[string]string{}}
+	s.authToken.Store(&cfg.AuthToken)
 	for _, c := range []struct {
 		setting, name string
 		into          *datafile.Charset
