@@ -78,7 +78,7 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 	case apierrors.IsNotFound(err) && blocked:
 		return nil, nil
 	case apierrors.IsNotFound(err):
-		desired := Deployment(sts, ServerImage(sts, r.DefaultImage, nil), src.authTokenHash)
+		desired := Deployment(sts, ServerImage(sts, r.DefaultImage, nil))
 		desired.Annotations[loadedDatasetsAnnotation] = encodeHashes(src.hashes)
 		return desired, r.create(ctx, sts, desired)
 	case err != nil:
@@ -87,7 +87,7 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 	if err := checkOwner(sts, &d); err != nil {
 		return nil, err
 	}
-	desired := Deployment(sts, ServerImage(sts, r.DefaultImage, &d), src.authTokenHash)
+	desired := Deployment(sts, ServerImage(sts, r.DefaultImage, &d))
 	if blocked || !specChanged(&d, desired) && !runsMoreThanOnePod(&d) {
 		return &d, nil
 	}

@@ -287,11 +287,7 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	}
 	// The loaded-datasets record is a Deployment annotation, which bumps the generation; only
 	// a new pod template would replace the pod.
-	after := d.DeepCopy()
-	s.get(t, after)
-	if !apiequality.Semantic.DeepEqual(after.Spec.Template, d.Spec.Template) {
-		t.Errorf("the pod template changed: Reload must not restart the pod\n%+v\n%+v", d.Spec.Template, after.Spec.Template)
-	}
+	after := s.requirePodKept(t, d, "a reload")
 	// Nor is the resource ever reported not Ready on the way.
 	if seen := notReady(); seen != "" {
 		t.Errorf("Ready was not True during the reload: %s", seen)
@@ -518,6 +514,59 @@ func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 		t.Errorf("%d LOAD calls, want 3", n)
 	}
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+}
+
+// A rotated auth token restarts nothing: the pod template stays, and while the server still has
+// the old token (the kubelet refreshes a mounted Secret a minute or two late) the operator goes
+// on reading its STATUS with the old one; once the server has the new token, with the new one.
+func TestRotatedAuthTokenKeepsThePodAndTheStatus(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, d)
+	notReady := s.watchNotReady(t, sts)
+	followsLength := func(want int64) {
+		t.Helper()
+		eventually(t, reconcileWait, func() error {
+			cur := sts.DeepCopy()
+			s.get(t, cur)
+			if got := listLength(cur, "users"); got != want {
+				return fmt.Errorf("status.lists says users has %d lines, want %d", got, want)
+			}
+			return nil
+		})
+	}
+
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: "token"}}
+	s.get(t, secret)
+	secret.Data["token"] = []byte("n3w\n") // a file's trailing newline, as kubectl create --from-file leaves it
+	if err := s.k8s.Update(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE&TOKEN=s3cret") // the server has the old token still
+	followsLength(2)
+	if err := ts.srv.SetAuthToken("n3w"); err != nil { // the kubelet's copy arrives
+		t.Fatal(err)
+	}
+	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE&TOKEN=n3w")
+	followsLength(1)
+
+	s.requirePodKept(t, d, "a new token")
+	if seen := notReady(); seen != "" {
+		t.Errorf("Ready was not True during the rotation: %s", seen)
+	}
+}
+
+// requirePodKept fails t if the pod template of d, as read before cause, has changed since:
+// the table server would restart. It returns the Deployment as it is now.
+func (s *envtestSuite) requirePodKept(t *testing.T, d *appsv1.Deployment, cause string) *appsv1.Deployment {
+	t.Helper()
+	after := d.DeepCopy()
+	s.get(t, after)
+	if !apiequality.Semantic.DeepEqual(after.Spec.Template, d.Spec.Template) {
+		t.Errorf("the pod template changed with %s: the server would restart\n%+v\n%+v", cause, d.Spec.Template, after.Spec.Template)
+	}
+	return after
 }
 
 // staleDeployment is the manager's client, except that it reads one Deployment as it was: a

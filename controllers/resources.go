@@ -45,8 +45,6 @@ const (
 	// Deployment controller had not seen yet). An annotation change bumps a Deployment's
 	// generation without changing its pod; this says which bumps they were. A new spec removes it.
 	reloadedAtGenerationAnnotation = "sts.tableserver.dev/reloaded-at-generation"
-	// authTokenHashAnnotation, on the pod template, holds a hash of the server's auth token.
-	authTokenHashAnnotation = "sts.tableserver.dev/auth-token-hash"
 	// managedAnnotationsAnnotation holds the keys of the annotations the operator set on an
 	// object from the resource's spec (comma-separated), so that a key removed from the spec
 	// is removed from the object while annotations that others set stay.
@@ -112,16 +110,12 @@ func objectMeta(sts *stsv1alpha1.SimpleTableServer, name string) metav1.ObjectMe
 
 // Deployment returns the table server's Deployment: one replica, replaced with Recreate so that
 // two pods never hold a resource's lists at once, a hardened pod that mounts every source
-// read-only and loads each dataset at startup. image runs the server (see ServerImage).
-// authTokenHash, a hash of spec.server.authTokenSecret's token ("" without one), is written
-// into the pod template: the server reads its token at startup, so a new token restarts it.
-func Deployment(sts *stsv1alpha1.SimpleTableServer, image, authTokenHash string) *appsv1.Deployment {
+// read-only and loads each dataset at startup. image runs the server (see ServerImage). The
+// auth token is mounted, not written into the pod: the server reads a rotated one in place.
+func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deployment {
 	volumes, mounts, loadArgs := datasetVolumes(sts)
 	podLabels := merged(sts.Spec.PodLabels, objectLabels(sts))
 	podAnnotations := merged(scrapeAnnotations, sts.Spec.PodAnnotations)
-	if authTokenHash != "" {
-		podAnnotations[authTokenHashAnnotation] = authTokenHash
-	}
 	if at, ok := sts.Annotations[stsv1alpha1.AnnotationRestartedAt]; ok {
 		podAnnotations[stsv1alpha1.AnnotationRestartedAt] = at
 	}

@@ -129,7 +129,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, testImage, "")
+			d := Deployment(tc.sts, testImage)
 			flags := loadFlags(d)
 			var got []string
 			for _, f := range flags {
@@ -164,7 +164,7 @@ func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
 	d := Deployment(newSTS("a",
 		withClaimDataset("one", "datasets", "one.csv", ""),
 		withClaimDataset("two", "datasets", "two.csv", ""),
-		withClaimDataset("other", "archive", "x.csv", "")), testImage, "")
+		withClaimDataset("other", "archive", "x.csv", "")), testImage)
 	claims := map[string]int{}
 	for _, v := range d.Spec.Template.Spec.Volumes {
 		if c := v.PersistentVolumeClaim; c != nil {
@@ -178,7 +178,7 @@ func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
 
 func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 	sts := newSTS("logins", inNamespace("perf"), withConfigMapDataset("users", "logins", "users"))
-	d := Deployment(sts, testImage, "")
+	d := Deployment(sts, testImage)
 
 	if d.Name != "logins" || d.Namespace != "perf" {
 		t.Errorf("Deployment is %s/%s", d.Namespace, d.Name)
@@ -230,7 +230,7 @@ func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
 	sts := newSTS("a")
 	sts.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "false", "team": "perf"}
-	a := Deployment(sts, testImage, "").Spec.Template.Annotations
+	a := Deployment(sts, testImage).Spec.Template.Annotations
 	if a["prometheus.io/scrape"] != "false" || a["team"] != "perf" || a["prometheus.io/port"] != "9191" {
 		t.Errorf("pod annotations %v", a)
 	}
@@ -242,7 +242,7 @@ func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
 func TestServerImage(t *testing.T) {
 	const def = "sts-operator:2.0"
 	running := func(image, restartedAt string) *appsv1.Deployment {
-		d := Deployment(newSTS("a"), image, "")
+		d := Deployment(newSTS("a"), image)
 		if restartedAt != "" {
 			d.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] = restartedAt
 		}
@@ -281,9 +281,9 @@ func TestServerImage(t *testing.T) {
 
 func TestRestartedAtRestartsThePod(t *testing.T) {
 	sts := newSTS("a")
-	before := Deployment(sts, testImage, "")
+	before := Deployment(sts, testImage)
 	sts.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
-	after := Deployment(sts, testImage, "")
+	after := Deployment(sts, testImage)
 	if after.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] != "2026-11-29T10:00:00Z" ||
 		after.Annotations[specHashAnnotation] == before.Annotations[specHashAnnotation] {
 		t.Errorf("the restart request does not reach the pod template: %v", after.Spec.Template.Annotations)
@@ -355,7 +355,7 @@ func TestDeploymentServerFlags(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(newSTS("a", append([]stsOption{withServer(tc.server)}, tc.opts...)...), testImage, "")
+			d := Deployment(newSTS("a", append([]stsOption{withServer(tc.server)}, tc.opts...)...), testImage)
 			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("args\n got %q\nwant %q", got, tc.want)
 			}
@@ -372,7 +372,7 @@ func TestDeploymentServerFlags(t *testing.T) {
 // TestTheJournalIsOnTheStorageVolume: --state-dir must lie on the writable volume that
 // spec.storage names, or a new pod would start from an empty journal.
 func TestTheJournalIsOnTheStorageVolume(t *testing.T) {
-	d := Deployment(newSTS("a", withStorageSize("1Gi", nil)), testImage, "")
+	d := Deployment(newSTS("a", withStorageSize("1Gi", nil)), testImage)
 	var dir string
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
 		if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
@@ -398,7 +398,7 @@ func TestDeploymentStorage(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, testImage, "")
+			d := Deployment(tc.sts, testImage)
 			v, m := volumeAt(t, d, "/data")
 			if !reflect.DeepEqual(v.VolumeSource, tc.want) || m.ReadOnly {
 				t.Errorf("dataset dir volume %+v (read-only %v), want %+v writable", v.VolumeSource, m.ReadOnly, tc.want)
@@ -408,7 +408,7 @@ func TestDeploymentStorage(t *testing.T) {
 }
 
 func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
-	d := Deployment(newSTS("a", withPodLabels(map[string]string{"team": "perf", instanceLabel: "other"})), testImage, "")
+	d := Deployment(newSTS("a", withPodLabels(map[string]string{"team": "perf", instanceLabel: "other"})), testImage)
 	if l := d.Spec.Template.Labels; l["team"] != "perf" || l[instanceLabel] != "a" {
 		t.Errorf("pod labels %v", l)
 	}
@@ -417,7 +417,7 @@ func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
 func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 	base := newSTS("a", withConfigMapDataset("users", "logins", "users"))
 	hash := func(sts *stsv1alpha1.SimpleTableServer) string {
-		return Deployment(sts, ServerImage(sts, testImage, nil), "").Annotations[specHashAnnotation]
+		return Deployment(sts, ServerImage(sts, testImage, nil)).Annotations[specHashAnnotation]
 	}
 	same := base.DeepCopy()
 	same.Status.TotalLines = 42
@@ -437,7 +437,7 @@ func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 			t.Errorf("a %s change keeps the hash", name)
 		}
 	}
-	if podAnnotations := Deployment(base, testImage, "").Spec.Template.Annotations; podAnnotations[specHashAnnotation] != "" {
+	if podAnnotations := Deployment(base, testImage).Spec.Template.Annotations; podAnnotations[specHashAnnotation] != "" {
 		t.Error("the pod template carries the spec hash")
 	}
 }
@@ -456,7 +456,7 @@ func TestService(t *testing.T) {
 	if p := svc.Spec.Ports; len(p) != 1 || p[0].Name != "http" || p[0].Port != 9191 || p[0].TargetPort.StrVal != "http" {
 		t.Errorf("ports %+v", p)
 	}
-	if !reflect.DeepEqual(svc.Spec.Selector, Deployment(sts, testImage, "").Spec.Selector.MatchLabels) {
+	if !reflect.DeepEqual(svc.Spec.Selector, Deployment(sts, testImage).Spec.Selector.MatchLabels) {
 		t.Errorf("selector %v does not select the Deployment's pod", svc.Spec.Selector)
 	}
 	if len(sts.Spec.Service.Annotations) != 2 {
@@ -540,19 +540,5 @@ func TestServiceHashFollowsItsAnnotations(t *testing.T) {
 	sts.Spec.Service.Annotations = map[string]string{"lb": "internal"}
 	if Service(sts).Annotations[specHashAnnotation] == before {
 		t.Error("a new Service annotation keeps the hash, so the Service would never get it")
-	}
-}
-
-func TestNewAuthTokenRestartsTheServer(t *testing.T) {
-	sts := newSTS("a", withAuthToken("token", "t"))
-	before, after := Deployment(sts, testImage, "hash1"), Deployment(sts, testImage, "hash2")
-	if before.Spec.Template.Annotations[authTokenHashAnnotation] != "hash1" {
-		t.Errorf("pod annotations %v lack the token hash", before.Spec.Template.Annotations)
-	}
-	if before.Annotations[specHashAnnotation] == after.Annotations[specHashAnnotation] {
-		t.Error("a new token keeps the spec hash: the server would keep the old token while the operator sends the new one")
-	}
-	if a := Deployment(newSTS("a"), testImage, "").Spec.Template.Annotations; a[authTokenHashAnnotation] != "" {
-		t.Errorf("pod annotations without a token: %v", a)
 	}
 }

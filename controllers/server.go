@@ -38,9 +38,17 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 	if d == nil {
 		return serverObservation{}
 	}
+	key := client.ObjectKeyFromObject(sts)
 	ts := tableServer{http: r.HTTPClient, baseURL: r.Endpoints.BaseURL(sts), token: src.authToken}
 	var obs serverObservation
 	obs.status, obs.err = ts.status(ctx)
+	if previous, ok := r.tokens.get(key); ok && previous != ts.token && unauthorized(obs.err) {
+		ts.token = previous // a rotated Secret the server's mounted copy does not have yet
+		obs.status, obs.err = ts.status(ctx)
+	}
+	if obs.err == nil {
+		r.tokens.set(key, ts.token)
+	}
 	if obs.err != nil || sts.Spec.DatasetUpdatePolicy != stsv1alpha1.DatasetUpdateReload {
 		return obs
 	}

@@ -48,6 +48,7 @@ type SimpleTableServerReconciler struct {
 	APIReader client.Reader
 
 	sourceCache *sourceCache
+	tokens      *acceptedTokens
 }
 
 // +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers,verbs=get;list;watch
@@ -66,9 +67,13 @@ type SimpleTableServerReconciler struct {
 func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	sts := &stsv1alpha1.SimpleTableServer{}
 	if err := r.Get(ctx, req.NamespacedName, sts); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.tokens.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !sts.DeletionTimestamp.IsZero() {
+		r.tokens.forget(req.NamespacedName)
 		// The garbage collector is removing what it owns (first, under foreground deletion):
 		// recreating it would only race the deletion.
 		return ctrl.Result{}, nil
@@ -108,6 +113,7 @@ func refreshInterval(sts *stsv1alpha1.SimpleTableServer) time.Duration {
 // them.
 func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.sourceCache = newSourceCache(r.Client, r.APIReader)
+	r.tokens = newAcceptedTokens()
 	ctx := context.Background()
 	indexer := mgr.GetFieldIndexer()
 	obj := &stsv1alpha1.SimpleTableServer{}

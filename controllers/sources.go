@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,9 +56,9 @@ type sources struct {
 	hashes map[string]string
 	// missing describes each source that does not exist, for messages.
 	missing []string
-	// authToken is the server's bearer token ("" without spec.server.authTokenSecret), and
-	// authTokenHash a hash of it.
-	authToken, authTokenHash string
+	// authToken is the server's bearer token ("" without spec.server.authTokenSecret), without
+	// the white space around it, as the server reads its token file.
+	authToken string
 }
 
 // resolveSources reads the ConfigMaps and Secrets that sts references (see sourceCache).
@@ -97,7 +98,7 @@ func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *s
 		case err != nil:
 			return nil, err
 		default:
-			src.authToken, src.authTokenHash = string(data), hashBytes(data)
+			src.authToken = strings.TrimSpace(string(data))
 		}
 	}
 	return src, nil

@@ -10,7 +10,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
@@ -144,4 +147,43 @@ func withoutLocalAddress(err error) error {
 	stable := *op
 	stable.Source = nil
 	return &stable
+}
+
+// unauthorized says that a table server refused the operator's token.
+func unauthorized(err error) bool {
+	var refused *refusedError
+	return errors.As(err, &refused) && refused.httpStatus == http.StatusUnauthorized
+}
+
+// acceptedTokens remembers, per resource, the auth token its table server last accepted. A
+// rotated Secret reaches the operator at once, but the copy mounted in the server's pod only
+// when the kubelet next syncs it, a minute or two later: until then the server wants the old
+// token, which the operator keeps using where the new one is refused.
+type acceptedTokens struct {
+	mu     sync.Mutex
+	tokens map[types.NamespacedName]string
+}
+
+func newAcceptedTokens() *acceptedTokens {
+	return &acceptedTokens{tokens: map[types.NamespacedName]string{}}
+}
+
+func (a *acceptedTokens) get(key types.NamespacedName) (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	token, ok := a.tokens[key]
+	return token, ok
+}
+
+func (a *acceptedTokens) set(key types.NamespacedName, token string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tokens[key] = token
+}
+
+// forget drops a deleted resource's token.
+func (a *acceptedTokens) forget(key types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.tokens, key)
 }

@@ -16,6 +16,7 @@ import (
 // resource's pod: the test puts the lists there that the pod would have loaded at startup.
 type testTableServer struct {
 	url   string
+	srv   *sts.Server
 	store store.Store
 	// loads and statuses count the LOAD and STATUS requests the server received.
 	loads, statuses atomic.Int64
@@ -41,6 +42,7 @@ func startTableServer(t testing.TB, token string, lists map[string][]string, con
 		t.Fatalf("table server: %v", err)
 	}
 	srv.LoadAtStartup() // what cfg names to load, as the pod's server does before it is ready
+	ts.srv = srv
 	h := srv.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
