@@ -124,3 +124,50 @@ func testReloadPushesAChangedConfigMap(t *testing.T) {
 		t.Errorf("the table-server pod was replaced (%s -> %s): a reload must not restart it", pod.Name, now.Name)
 	}
 }
+
+// testRotatedTokenReachesTheServer: a new token in the Secret reaches the running table server
+// through the kubelet's refresh of the mounted copy, with no restart: the new token is accepted
+// and the old one refused from then on, a client's consume is kept, and the operator, which
+// reads STATUS with the token too, goes on following the lists.
+func testRotatedTokenReachesTheServer(t *testing.T) {
+	ns := newNamespace(t, "token")
+	createConfigMap(t, ns, "users", "users.csv", numbered("user", 5))
+	createSecret(t, ns, "token", "token", []string{"first"})
+	sts := newServer(ns, "guarded", configMapDataset("users.csv", "users", "users.csv"))
+	sts.Spec.Server.AuthTokenSecret = &stsv1alpha1.KeySelector{Name: "token", Key: "token"}
+	create(t, sts)
+	waitServing(t, sts)
+	pod := serverPod(t, ns, sts.Name)
+	read := func(token string) (answer, error) {
+		return serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "users.csv", "KEEP": "FALSE", "TOKEN": token})
+	}
+	if a, err := read("first"); err != nil || !a.OK {
+		t.Fatalf("READ with the first token: %+v, %v", a, err)
+	}
+
+	secret := &corev1.Secret{}
+	if err := k8s.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "token"}, secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data = map[string][]byte{"token": []byte("second\n")}
+	if err := k8s.Update(t.Context(), secret); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 4*time.Minute, "the server taking the new token", func(ctx context.Context) error {
+		a, err := serverCall(ctx, ns, sts.Name, "LENGTH", map[string]string{"FILENAME": "users.csv", "TOKEN": "second"})
+		if err == nil && !a.OK {
+			err = fmt.Errorf("LENGTH with the new token: %s", a.Error)
+		}
+		return err
+	})
+	if a, _ := read("first"); a.OK {
+		t.Errorf("the old token still reads after the rotation: %+v", a)
+	}
+	if a, err := read("second"); err != nil || !a.OK {
+		t.Errorf("READ with the new token: %+v, %v", a, err)
+	}
+	waitListLength(t, sts, "users.csv", 3)
+	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
+		t.Errorf("the table-server pod was replaced (%s -> %s): a new token must not restart it", pod.Name, now.Name)
+	}
+}

@@ -15,6 +15,7 @@ func TestE2E(t *testing.T) {
 		}{
 			{"Datasets", testDatasets},
 			{"ReloadPushesAChangedConfigMap", testReloadPushesAChangedConfigMap},
+			{"RotatedTokenReachesTheServer", testRotatedTokenReachesTheServer},
 			{"ConsumeOnce", testConsumeOnce},
 			{"Queue", testQueue},
 			{"RestartKeepsConsumption", testRestartKeepsConsumption},
