@@ -254,7 +254,7 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
 	s.get(t, d)
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
-	notReady := s.watchNotReady(t, sts)
+	notReady := s.watchCondition(t, sts, stsv1alpha1.ConditionReady)
 
 	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\nn3\nn4\nn5\n")
 	eventually(t, reconcileWait, func() error {
@@ -311,9 +311,9 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	})
 }
 
-// watchNotReady reads sts every 10ms until the returned function is called, which returns the
-// first Ready condition seen that was not True ("" when none was).
-func (s *envtestSuite) watchNotReady(t *testing.T, sts *stsv1alpha1.SimpleTableServer) func() string {
+// watchCondition reads sts every 10ms until the returned function is called, which returns the
+// first condition of type typ seen that was not True ("" when none was).
+func (s *envtestSuite) watchCondition(t *testing.T, sts *stsv1alpha1.SimpleTableServer, typ string) func() string {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	seen := make(chan string, 1)
@@ -322,7 +322,7 @@ func (s *envtestSuite) watchNotReady(t *testing.T, sts *stsv1alpha1.SimpleTableS
 		cur := sts.DeepCopy()
 		for ctx.Err() == nil {
 			if err := s.k8s.Get(ctx, client.ObjectKeyFromObject(sts), cur); err == nil {
-				if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c != nil && c.Status != metav1.ConditionTrue {
+				if c := meta.FindStatusCondition(cur.Status.Conditions, typ); c != nil && c.Status != metav1.ConditionTrue {
 					seen <- fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
 					return
 				}
@@ -498,12 +498,9 @@ func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 	})
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
 
-	// The restarted server's startup load, of the old file.
-	resp, err := http.Post(ts.url+"/sts/LOAD?FILENAME=users", "text/plain", strings.NewReader("u1\nu2\nu3\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	// The restarted server's startup load, of the old file: its digest is reported as a
+	// startup load's is.
+	ts.loadDataset(t, "users", "u1\nu2\nu3\n")
 	eventually(t, reconcileWait, func() error {
 		if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
 			return fmt.Errorf("users = %q, want the ConfigMap's content pushed again", lines)
@@ -524,7 +521,7 @@ func TestRotatedAuthTokenKeepsThePodAndTheStatus(t *testing.T) {
 	sts, ts := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n"})
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
 	s.get(t, d)
-	notReady := s.watchNotReady(t, sts)
+	notReady := s.watchCondition(t, sts, stsv1alpha1.ConditionReady)
 	followsLength := func(want int64) {
 		t.Helper()
 		eventually(t, reconcileWait, func() error {
@@ -567,6 +564,87 @@ func (s *envtestSuite) requirePodKept(t *testing.T, d *appsv1.Deployment, cause 
 		t.Errorf("the pod template changed with %s: the server would restart\n%+v\n%+v", cause, d.Spec.Template, after.Spec.Template)
 	}
 	return after
+}
+
+// The record of what a server loaded follows what the server says it loaded: after a restart
+// that loaded a newer mounted file under Keep, the record is corrected, so that when a later
+// restart restores the lists from a journal (no digest then), the operator does not push the
+// dataset again under Reload, which would hand out the lines consumed in between again.
+func TestRecordFollowsWhatTheServerLoaded(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"})
+	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\nn3\n")
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
+	ts.loadDataset(t, "users", "n1\nn2\nn3\n") // a restart that loaded the refreshed mounted file
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	eventually(t, reconcileWait, func() error {
+		s.get(t, d)
+		if got, want := loadedHashes(d)["users"], hashBytes([]byte("n1\nn2\nn3\n")); got != want {
+			return fmt.Errorf("the record says users is %s, the server holds %s", got, want)
+		}
+		return nil
+	})
+
+	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE") // a client consumes n1
+	cur.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
+	if err := s.k8s.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	// A durable restart: the same lines, restored, with no digest.
+	resp, err := http.Post(ts.url+"/sts/LOAD?FILENAME=users", "text/plain", strings.NewReader("n2\nn3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loads := ts.loads.Load()
+	time.Sleep(3 * time.Second) // three refresh intervals
+	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n2", "n3"}) {
+		t.Errorf("users = %q: the dataset was pushed again, its consumed line back", lines)
+	}
+	if n := ts.loads.Load(); n != loads {
+		t.Errorf("%d LOAD calls after the restart", n-loads)
+	}
+}
+
+// A token Secret emptied is a problem the user must fix, not a token the operator drops: the
+// server would refuse to start on it, so the resource stalls and its pod is left as it is.
+func TestEmptiedTokenStalls(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, _ := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, d)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: "token"}}
+	s.get(t, secret)
+	secret.Data["token"] = []byte(" \n")
+	if err := s.k8s.Update(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, reconcileWait)
+	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); !strings.Contains(c.Message, "which is empty") {
+		t.Errorf("Stalled says %q, not that the token is empty", c.Message)
+	}
+	s.requirePodKept(t, d, "an emptied token")
+}
+
+// A client's own LOAD REPLACE into a dataset's list (no SHA256) is the client's content, as an
+// INITFILE is: no drift is reported and Reload does not overwrite it.
+func TestClientLoadIsNotDrift(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	notInSync := s.watchCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync)
+	resp, err := http.Post(ts.url+"/sts/LOAD?FILENAME=users", "text/plain", strings.NewReader("fresh1\nfresh2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	time.Sleep(3 * time.Second) // three refresh intervals
+	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"fresh1", "fresh2"}) {
+		t.Errorf("users = %q: the client's content was overwritten", lines)
+	}
+	if seen := notInSync(); seen != "" {
+		t.Errorf("DatasetsInSync was not True after a client's LOAD: %s", seen)
+	}
 }
 
 // staleDeployment is the manager's client, except that it reads one Deployment as it was: a

@@ -45,6 +45,9 @@ const (
 	// Deployment controller had not seen yet). An annotation change bumps a Deployment's
 	// generation without changing its pod; this says which bumps they were. A new spec removes it.
 	reloadedAtGenerationAnnotation = "sts.tableserver.dev/reloaded-at-generation"
+	// legacyAuthTokenHashAnnotation was on the pod templates of releases whose servers read
+	// their token only at startup, and so were restarted for a new one.
+	legacyAuthTokenHashAnnotation = "sts.tableserver.dev/auth-token-hash"
 	// managedAnnotationsAnnotation holds the keys of the annotations the operator set on an
 	// object from the resource's spec (comma-separated), so that a key removed from the spec
 	// is removed from the object while annotations that others set stay.
@@ -177,12 +180,17 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 // (nil before there is one): spec.image when set; otherwise the image the Deployment already
 // runs, so that an operator upgrade with a new default image restarts no server; the default
 // for a new server, and when the user asks for a restart with a new value of the
-// sts.tableserver.dev/restartedAt annotation.
+// sts.tableserver.dev/restartedAt annotation. A pod template of a release that restarted servers
+// for a new auth token (legacyAuthTokenHashAnnotation) is rolled once anyway: it gets the
+// default image too, whose server takes a rotated token in place; the old one never would.
 func ServerImage(sts *stsv1alpha1.SimpleTableServer, defaultImage string, running *appsv1.Deployment) string {
 	if sts.Spec.Image != "" {
 		return sts.Spec.Image
 	}
 	if running == nil || restartRequested(sts, running) {
+		return defaultImage
+	}
+	if _, legacy := running.Spec.Template.Annotations[legacyAuthTokenHashAnnotation]; legacy {
 		return defaultImage
 	}
 	if image := runningImage(running); image != "" {

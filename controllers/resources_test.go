@@ -248,6 +248,8 @@ func TestServerImage(t *testing.T) {
 		}
 		return d
 	}
+	legacy := running("sts-operator:1.0", "")
+	legacy.Spec.Template.Annotations[legacyAuthTokenHashAnnotation] = "0123456789abcdef"
 	restarted := func(at string) stsOption {
 		return func(s *stsv1alpha1.SimpleTableServer) {
 			s.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: at}
@@ -269,6 +271,9 @@ func TestServerImage(t *testing.T) {
 		"restart with spec.image: spec.image":    {newSTS("a", withImage("mine:1"), restarted("t1")), running("mine:1", ""), "mine:1"},
 		"annotation removed: a restart request":  {newSTS("a"), running("sts-operator:1.0", "t1"), def},
 		"no table server container: the default": {newSTS("a"), &appsv1.Deployment{}, def},
+		// Its server reads the token only at startup: the one roll of the upgrade moves it on.
+		"a release restarting for new tokens: the default": {newSTS("a", withAuthToken("t", "t")), legacy, def},
+		"the same with spec.image: spec.image":             {newSTS("a", withAuthToken("t", "t"), withImage("mine:1")), legacy, "mine:1"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

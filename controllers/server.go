@@ -29,30 +29,30 @@ type serverObservation struct {
 // fix a refusal.
 func (o serverObservation) reloadRefused() bool {
 	var refused *refusedError
-	return errors.As(o.reloadErr, &refused) && refused.httpStatus < http.StatusInternalServerError
+	return errors.As(o.reloadErr, &refused) && refused.httpStatus < http.StatusInternalServerError &&
+		refused.httpStatus != http.StatusUnauthorized // a token rotating under the push: the next poll retries
 }
 
 // observeServer reads the server's STATUS and, under the Reload policy, first pushes every
-// ConfigMap or Secret dataset that changed since the server loaded it.
+// ConfigMap or Secret dataset that changed since the server loaded it (syncLoaded).
 func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources) serverObservation {
 	if d == nil {
 		return serverObservation{}
 	}
-	key := client.ObjectKeyFromObject(sts)
 	ts := tableServer{http: r.HTTPClient, baseURL: r.Endpoints.BaseURL(sts), token: src.authToken}
 	var obs serverObservation
 	obs.status, obs.err = ts.status(ctx)
-	if previous, ok := r.tokens.get(key); ok && previous != ts.token && unauthorized(obs.err) {
+	if previous, ok := r.tokens.previous(sts); ok && previous != ts.token && unauthorized(obs.err) {
 		ts.token = previous // a rotated Secret the server's mounted copy does not have yet
 		obs.status, obs.err = ts.status(ctx)
 	}
 	if obs.err == nil {
-		r.tokens.set(key, ts.token)
+		r.tokens.accepted(sts, ts.token)
 	}
-	if obs.err != nil || sts.Spec.DatasetUpdatePolicy != stsv1alpha1.DatasetUpdateReload {
+	if obs.err != nil {
 		return obs
 	}
-	reloaded, err := r.reloadChanged(ctx, sts, d, src, ts, obs.status)
+	reloaded, err := r.syncLoaded(ctx, sts, d, src, ts, obs.status)
 	obs.reloadErr = err
 	if reloaded {
 		obs.status, obs.err = ts.status(ctx)
@@ -60,11 +60,16 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 	return obs
 }
 
-// reloadChanged replaces the list of every dataset whose source changed since the server loaded
-// it, and records the new hashes on the Deployment so that each change is pushed once. Other
-// lists are untouched. It reports whether any list was replaced.
-func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer, status *serverStatus) (bool, error) {
-	if len(src.changedSince(loadedBy(d, status))) == 0 {
+// syncLoaded keeps the Deployment's record of what the server loaded true to what the server
+// says it loaded, and under the Reload policy first replaces the list of every dataset whose
+// source changed since then (other lists untouched), so that each change is pushed once. The
+// record is what the operator goes by where the server cannot say: a durable server's restored
+// lists carry no digest, and a stale record would then push a dataset again after a restart,
+// handing out its consumed lines again. It reports whether any list was replaced.
+func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer, status *serverStatus) (bool, error) {
+	reload := sts.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload
+	loaded := src.loadedBy(d, status)
+	if !src.recordStale(d, loaded) && (!reload || len(src.changedSince(loaded)) == 0) {
 		return false, nil
 	}
 	// The cache may not hold the record of this operator's previous reload yet, and a list
@@ -72,41 +77,53 @@ func (r *SimpleTableServerReconciler) reloadChanged(ctx context.Context, sts *st
 	// the Deployment as the API server has it.
 	live := &appsv1.Deployment{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), live); err != nil {
-		return false, fmt.Errorf("reading Deployment %q before a reload: %w", d.Name, err)
+		return false, fmt.Errorf("reading Deployment %q before recording what its server loaded: %w", d.Name, err)
 	}
 	d.Annotations = live.Annotations // for the status too, which must not report stale drift
-	loaded := loadedBy(live, status)
+	loaded = src.loadedBy(live, status)
 	var errs []error
 	var done []string
-	for _, name := range src.changedSince(loaded) {
-		if err := ts.replaceList(ctx, name, src.content[name]); err != nil {
-			errs = append(errs, fmt.Errorf("dataset %q: %w", name, err))
-			continue
+	if reload {
+		for _, name := range src.changedSince(loaded) {
+			if err := ts.replaceList(ctx, name, src.content[name]); err != nil {
+				errs = append(errs, fmt.Errorf("dataset %q: %w", name, err))
+				continue
+			}
+			loaded[name] = src.hashes[name]
+			done = append(done, name)
 		}
-		loaded[name] = src.hashes[name]
-		done = append(done, name)
 	}
-	if len(done) == 0 {
-		return false, errors.Join(errs...)
+	if len(done) > 0 {
+		r.Recorder.Eventf(sts, d, corev1.EventTypeNormal, "Reloaded", "Reload", "Reloaded changed datasets into the running server: %q", done)
 	}
-	// The patch bumps the Deployment's generation but changes no pod: rolledOut knows that bump
-	// by reloadedAtGenerationAnnotation, and d keeps the generation and rollout status the
-	// Deployment controller last reported.
+	if record := encodeHashes(loaded); record != live.Annotations[loadedDatasetsAnnotation] {
+		if err := r.recordLoaded(ctx, d, live, record); err != nil {
+			// The server's digests, where it has them, keep a replaced list from being pushed
+			// again; the next reconcile records it.
+			errs = append(errs, fmt.Errorf("while recording the loaded datasets on Deployment %q: %w", d.Name, err))
+		}
+	}
+	return len(done) > 0, errors.Join(errs...)
+}
+
+// recordLoaded writes record as the Deployment's loaded-datasets annotation, patching live, the
+// Deployment as the API server has it, and gives d the new annotations. The patch bumps the
+// Deployment's generation but changes no pod: rolledOut knows that bump by
+// reloadedAtGenerationAnnotation, and d keeps the generation and rollout status the Deployment
+// controller last reported.
+func (r *SimpleTableServerReconciler) recordLoaded(ctx context.Context, d, live *appsv1.Deployment, record string) error {
 	at := live.Generation
 	if prev, ok := reloadedAt(live); ok && live.Status.ObservedGeneration < live.Generation {
 		at = prev // the Deployment controller has not seen the previous record yet
 	}
 	recorded := live.DeepCopy()
 	recorded.Annotations = merged(live.Annotations, map[string]string{
-		loadedDatasetsAnnotation:       encodeHashes(loaded),
+		loadedDatasetsAnnotation:       record,
 		reloadedAtGenerationAnnotation: strconv.FormatInt(at, 10),
 	})
 	if err := r.Patch(ctx, recorded, client.MergeFrom(live)); err != nil {
-		// The lists are replaced; the next reconcile pushes the same content again.
-		errs = append(errs, fmt.Errorf("while recording the reloaded datasets on Deployment %q: %w", d.Name, err))
-	} else {
-		d.Annotations = recorded.Annotations
+		return err
 	}
-	r.Recorder.Eventf(sts, d, corev1.EventTypeNormal, "Reloaded", "Reload", "Reloaded changed datasets into the running server: %q", done)
-	return true, errors.Join(errs...)
+	d.Annotations = recorded.Annotations
+	return nil
 }

@@ -98,7 +98,11 @@ func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *s
 		case err != nil:
 			return nil, err
 		default:
-			src.authToken = strings.TrimSpace(string(data))
+			if src.authToken = strings.TrimSpace(string(data)); src.authToken == "" {
+				// The server refuses to start with an empty token: report it before a new pod
+				// would crash-loop on it.
+				src.missing = append(src.missing, fmt.Sprintf("a token in key %q of Secret %q, which is empty (authTokenSecret)", tok.Key, tok.Name))
+			}
 		}
 	}
 	return src, nil
@@ -143,21 +147,33 @@ func loadedHashes(d *appsv1.Deployment) map[string]string {
 	return hashes
 }
 
-// loadedBy returns what the server holds of each dataset: the hash of the content the server
-// says it last loaded a list from, and where it does not say (a list restored from a durable
-// server's journal, a server that did not answer) the record on the Deployment. The server's
-// word wins because a restarted server loads its mounted files again, which may hold an older
-// version than the record's (the kubelet refreshes them late), or a newer one.
-func loadedBy(d *appsv1.Deployment, s *serverStatus) map[string]string {
+// loadedBy returns what the server holds of each ConfigMap and Secret dataset: the hash of the
+// content the server says it last loaded the dataset's list from, and where it does not say (a
+// list restored from a durable server's journal, a client's own LOAD or INITFILE, a server that
+// did not answer) the record on the Deployment. The server's word wins because a restarted
+// server loads its mounted files again, which may hold an older version than the record's (the
+// kubelet refreshes them late), or a newer one.
+func (src *sources) loadedBy(d *appsv1.Deployment, s *serverStatus) map[string]string {
 	loaded := loadedHashes(d)
 	if s != nil {
 		for _, l := range s.Lists {
-			if len(l.LoadedSHA256) >= hashLength {
+			if _, dataset := src.hashes[l.Name]; dataset && len(l.LoadedSHA256) >= hashLength {
 				loaded[l.Name] = l.LoadedSHA256[:hashLength]
 			}
 		}
 	}
 	return loaded
+}
+
+// recordStale says whether loaded, from loadedBy, differs from d's record for a dataset.
+func (src *sources) recordStale(d *appsv1.Deployment, loaded map[string]string) bool {
+	record := loadedHashes(d)
+	for name := range src.hashes {
+		if loaded[name] != record[name] {
+			return true
+		}
+	}
+	return false
 }
 
 // encodeHashes is the loadedDatasetsAnnotation value for hashes.

@@ -259,7 +259,7 @@ func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 	case obs.server.reloadErr != nil:
 		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonReloadFailed, obs.server.reloadErr.Error())
 	}
-	changed := obs.sources.changedSince(loadedBy(obs.deployment, obs.server.status))
+	changed := obs.sources.changedSince(obs.sources.loadedBy(obs.deployment, obs.server.status))
 	switch {
 	case len(changed) == 0:
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, "Every ConfigMap and Secret dataset is loaded as its source holds it")

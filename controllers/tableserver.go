@@ -3,6 +3,8 @@ package controllers
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
@@ -85,7 +88,9 @@ func (s tableServer) status(ctx context.Context) (*serverStatus, error) {
 // with its read charset.
 func (s tableServer) replaceList(ctx context.Context, list string, content []byte) error {
 	var answer serverStatus
-	return s.call(ctx, http.MethodPost, "LOAD", url.Values{"FILENAME": {list}, "MODE": {"REPLACE"}}, content, &answer)
+	digest := sha256.Sum256(content) // checked by the server, and reported back as the list's loadedSha256
+	params := url.Values{"FILENAME": {list}, "MODE": {"REPLACE"}, "SHA256": {hex.EncodeToString(digest[:])}}
+	return s.call(ctx, http.MethodPost, "LOAD", params, content, &answer)
 }
 
 // call sends /sts/<command> with the JSON form requested and decodes the answer into out,
@@ -112,7 +117,7 @@ func (s tableServer) call(ctx context.Context, method, command string, params ur
 	}
 	defer resp.Body.Close()
 	// Answers are small; the limit keeps a misbehaving server from filling the operator's memory.
-	dec := json.NewDecoder(io.LimitReader(resp.Body, 4<<20))
+	dec := json.NewDecoder(io.LimitReader(resp.Body, 16<<20))
 	if err := dec.Decode(out); err != nil {
 		return fmt.Errorf("%s: HTTP %d with an answer that is not the table server's JSON: %w", command, resp.StatusCode, err)
 	}
@@ -158,27 +163,48 @@ func unauthorized(err error) bool {
 // acceptedTokens remembers, per resource, the auth token its table server last accepted. A
 // rotated Secret reaches the operator at once, but the copy mounted in the server's pod only
 // when the kubelet next syncs it, a minute or two later: until then the server wants the old
-// token, which the operator keeps using where the new one is refused.
+// token, which the operator keeps using where the new one is refused. A token is only offered
+// again to the same resource (its UID) reading the same Secret key.
 type acceptedTokens struct {
 	mu     sync.Mutex
-	tokens map[types.NamespacedName]string
+	tokens map[types.NamespacedName]acceptedToken
+}
+
+type acceptedToken struct {
+	uid    types.UID
+	secret stsv1alpha1.KeySelector
+	token  string
 }
 
 func newAcceptedTokens() *acceptedTokens {
-	return &acceptedTokens{tokens: map[types.NamespacedName]string{}}
+	return &acceptedTokens{tokens: map[types.NamespacedName]acceptedToken{}}
 }
 
-func (a *acceptedTokens) get(key types.NamespacedName) (string, bool) {
+// previous returns the token sts's server last accepted from sts's current token Secret key.
+func (a *acceptedTokens) previous(sts *stsv1alpha1.SimpleTableServer) (string, bool) {
+	ref := sts.Spec.Server.AuthTokenSecret
+	if ref == nil {
+		return "", false
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	token, ok := a.tokens[key]
-	return token, ok
+	t, ok := a.tokens[client.ObjectKeyFromObject(sts)]
+	if !ok || t.uid != sts.UID || t.secret != *ref {
+		return "", false
+	}
+	return t.token, true
 }
 
-func (a *acceptedTokens) set(key types.NamespacedName, token string) {
+// accepted records that sts's server accepted token.
+func (a *acceptedTokens) accepted(sts *stsv1alpha1.SimpleTableServer, token string) {
+	ref := sts.Spec.Server.AuthTokenSecret
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.tokens[key] = token
+	if ref == nil {
+		delete(a.tokens, client.ObjectKeyFromObject(sts))
+		return
+	}
+	a.tokens[client.ObjectKeyFromObject(sts)] = acceptedToken{uid: sts.UID, secret: *ref, token: token}
 }
 
 // forget drops a deleted resource's token.

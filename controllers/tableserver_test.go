@@ -1,13 +1,20 @@
 package controllers
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
@@ -58,6 +65,22 @@ func startTableServer(t testing.TB, token string, lists map[string][]string, con
 	return ts
 }
 
+// loadDataset replaces a list with content as a server's startup load of a dataset file does:
+// STATUS then reports the content's digest for the list.
+func (ts *testTableServer) loadDataset(t testing.TB, list, content string) {
+	t.Helper()
+	digest := sha256.Sum256([]byte(content))
+	target := ts.url + "/sts/LOAD?FILENAME=" + url.QueryEscape(list) + "&SHA256=" + hex.EncodeToString(digest[:])
+	resp, err := http.Post(target, "text/plain", strings.NewReader(content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("LOAD %s: HTTP %d", list, resp.StatusCode)
+	}
+}
+
 // length is the list's length in the server's store (-1 when it has no such list).
 func (ts *testTableServer) length(name string) int {
 	n, err := ts.store.Length(name)
@@ -80,4 +103,30 @@ func (ts *testTableServer) call(t testing.TB, pathAndQuery string) string {
 		t.Fatalf("GET %s: %v", pathAndQuery, err)
 	}
 	return string(b)
+}
+
+// The token a server last accepted is offered again only to the same resource reading the same
+// Secret key: not after the spec names another Secret, nor to a resource recreated under the
+// same name, nor after the resource is gone.
+func TestAcceptedTokensStayWithTheirResourceAndSecret(t *testing.T) {
+	tokens := newAcceptedTokens()
+	sts := newSTS("a", withAuthToken("token", "key"))
+	sts.UID = "first"
+	tokens.accepted(sts, "old")
+	if got, ok := tokens.previous(sts); !ok || got != "old" {
+		t.Fatalf("previous = %q, %v; want old", got, ok)
+	}
+	otherSecret := newSTS("a", withAuthToken("other", "key"))
+	otherSecret.UID = "first"
+	recreated := newSTS("a", withAuthToken("token", "key"))
+	recreated.UID = "second"
+	for name, s := range map[string]*stsv1alpha1.SimpleTableServer{"another Secret": otherSecret, "a recreated resource": recreated} {
+		if got, ok := tokens.previous(s); ok {
+			t.Errorf("%s was offered %q", name, got)
+		}
+	}
+	tokens.forget(client.ObjectKeyFromObject(sts))
+	if got, ok := tokens.previous(sts); ok {
+		t.Errorf("a forgotten resource was offered %q", got)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"strings"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
@@ -119,6 +120,9 @@ var loadModes = map[string]string{"REPLACE": "REPLACE", "FIRST": "FIRST", "LAST"
 
 // load is the bulk-load extension: POST /sts/LOAD?FILENAME=<list>&MODE=REPLACE|FIRST|LAST with a
 // whole file as the body, decoded with the read charset and split like INITFILE splits a file.
+// SHA256=<hex>, when given, must be the body's digest; a REPLACE with it is a dataset's content
+// (the operator's reload), and STATUS reports it for the list, as for a startup load. A REPLACE
+// without it drops the list's digest, as INITFILE does: a client's own content is no dataset's.
 // FIRST puts the file's lines before the list's, in file order; LAST after them. The lines go in
 // as one change, all or nothing, within the limits. Like ADD, it accepts any list name, since no
 // file is named.
@@ -131,13 +135,20 @@ func (s *Server) load(req *request) reply {
 	if !ok {
 		return koInvalid(cmdLoad, "MODE value has to be REPLACE, FIRST or LAST !")
 	}
+	digest := sha256.Sum256(req.body)
+	sum, checked := req.params["SHA256"]
+	if checked && !strings.EqualFold(sum, hex.EncodeToString(digest[:])) {
+		return koInvalid(cmdLoad, "SHA256 does not match the body !")
+	}
 	lines := datafile.SplitLines(s.charset.read.Decode(string(req.body)))
 	n := len(lines)
 	var err error
 	switch mode {
 	case "REPLACE":
-		sum := sha256.Sum256(req.body)
-		err = s.replace(name, lines, hex.EncodeToString(sum[:]))
+		if checked {
+			sum = hex.EncodeToString(digest[:]) // the body is a dataset's content, as STATUS will say
+		}
+		err = s.replace(name, lines, sum)
 	case "FIRST":
 		err = s.store.Insert(name, lines, store.First)
 	case "LAST":

@@ -188,8 +188,9 @@ func TestJSONFileErrors(t *testing.T) {
 }
 
 // STATUS names the content each list was last replaced with from a dataset source: a startup
-// file (--load) or a LOAD REPLACE body, by the SHA-256 of its bytes. Changes on top of it keep
-// it; INITFILE, which reads the dataset directory, drops it; other lists have none.
+// file (--load) or a LOAD REPLACE body sent with its SHA256, by the SHA-256 of its bytes. Changes
+// on top of it keep it; INITFILE and a LOAD REPLACE without SHA256, a client's content, drop it;
+// a wrong SHA256 is refused; other lists have none.
 func TestStatusNamesTheContentListsWereLoadedFrom(t *testing.T) {
 	sources := t.TempDir()
 	writeFiles(t, sources, map[string]string{"users.csv": "u1\r\nu2\n"})
@@ -217,8 +218,12 @@ func TestStatusNamesTheContentListsWereLoadedFrom(t *testing.T) {
 	}
 
 	ts.get(t, "/sts/ADD?FILENAME=queue&LINE=j1")
-	post("/sts/LOAD?FILENAME=cards", "c1\nc2\n")
-	want := map[string]any{"users": sha("u1\r\nu2\n"), "cards": sha("c1\nc2\n"), "queue": nil}
+	post("/sts/LOAD?FILENAME=cards&SHA256="+strings.ToUpper(sha("c1\nc2\n")), "c1\nc2\n")
+	post("/sts/LOAD?FILENAME=client", "x\n") // no SHA256: a client's own content, no dataset's
+	if a := ts.do(t, http.MethodPost, "/sts/LOAD?FILENAME=cards&SHA256="+sha("other"), "text/plain", "c9\n"); a.body != koBody("SHA256 does not match the body !") {
+		t.Errorf("LOAD with a wrong SHA256: %q", a.body)
+	}
+	want := map[string]any{"users": sha("u1\r\nu2\n"), "cards": sha("c1\nc2\n"), "queue": nil, "client": nil}
 	if got := loaded(); !maps.Equal(got, want) {
 		t.Errorf("after the startup load and a LOAD: %v, want %v", got, want)
 	}
@@ -232,7 +237,7 @@ func TestStatusNamesTheContentListsWereLoadedFrom(t *testing.T) {
 	ts.writeFile(t, "users", "f1\n")
 	ts.expect(t, "/sts/INITFILE?FILENAME=users", okBody("1"))
 	post("/sts/LOAD?FILENAME=cards&MODE=REPLACE", "d1\n")
-	want["users"], want["cards"] = nil, sha("d1\n")
+	want["users"], want["cards"] = nil, nil
 	if got := loaded(); !maps.Equal(got, want) {
 		t.Errorf("after INITFILE and a second LOAD REPLACE: %v, want %v", got, want)
 	}
