@@ -86,8 +86,8 @@ $(kubectl_ get simpletableservers -n "$ns" | sed 's/^/  /')
   \$ kubectl get simpletableserver logins -n $ns -o jsonpath='{.status.lists}'
   $(kubectl_ get simpletableserver logins -n "$ns" -o jsonpath='{.status.lists}')
 
-A READ through the Service, from your machine through the API server's proxy (kubectl asks for
-the JSON form; JMeter gets the plugin's HTML). Pods call $(svc logins)/sts/READ?FILENAME=logins.csv:
+A READ through the Service, from your machine through the API server's proxy: the plugin's HTML,
+as JMeter gets it (add &FORMAT=JSON for the JSON form). Pods call $(svc logins)/sts/READ?FILENAME=logins.csv:
 
   \$ kubectl get --raw '/api/v1/namespaces/$ns/services/logins:9191/proxy/sts/READ?FILENAME=logins.csv'
   $(kubectl_ get --raw "/api/v1/namespaces/$ns/services/logins:9191/proxy/sts/READ?FILENAME=logins.csv")
