@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 	"unicode"
+	"unsafe"
 )
 
 // The texts of these errors are the original server's answers.
@@ -145,54 +146,65 @@ func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, error) {
 	if shown == "" {
 		shown = "."
 	}
-	return readLines(filepath.Join(dir, name), shown, cs, maxBytes, nil)
+	return readLines(filepath.Join(dir, name), shown, cs, maxBytes)
 }
 
 // ReadLinesFrom reads any file and splits it into lines, with the errors of
 // ReadLines; a *FileError shows path as given. It also returns the SHA-256 of
 // the file's bytes (hex), by which a startup source is told apart from another.
 func ReadLinesFrom(path string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
-	h := sha256.New()
-	lines, err = readLines(path, path, cs, maxBytes, h)
+	content, err := readContent(path, path, maxBytes)
 	if err != nil {
 		return nil, "", err
 	}
-	return lines, hex.EncodeToString(h.Sum(nil)), nil
+	// Hashing costs about what splitting does: do both at once. The hash reads
+	// the string's bytes in place, which nothing writes.
+	sum := make(chan [sha256.Size]byte, 1)
+	go func() { sum <- sha256.Sum256(unsafe.Slice(unsafe.StringData(content), len(content))) }()
+	lines = SplitLines(cs.Decode(content))
+	digest := <-sum
+	return lines, hex.EncodeToString(digest[:]), nil
 }
 
-// readLines reads the file at path and splits it, writing its bytes to digest too when not nil.
-func readLines(path, shown string, cs Charset, maxBytes int64, digest io.Writer) ([]string, error) {
+// readLines reads the file at path and splits it.
+func readLines(path, shown string, cs Charset, maxBytes int64) ([]string, error) {
+	content, err := readContent(path, shown, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	return SplitLines(cs.Decode(content)), nil
+}
+
+// readContent reads the file at path, a regular file of at most maxBytes
+// bytes (if maxBytes > 0), as a string; errors show the path as shown.
+func readContent(path, shown string, maxBytes int64) (string, error) {
 	info, err := os.Stat(path)
 	if err != nil {
-		return nil, ErrFileNotFound // Java's File.exists() is false whatever stat's error
+		return "", ErrFileNotFound // Java's File.exists() is false whatever stat's error
 	}
 	if info.IsDir() {
-		return nil, &FileError{Path: shown, Reason: "Is a directory", BadName: true}
+		return "", &FileError{Path: shown, Reason: "Is a directory", BadName: true}
 	}
 	if !info.Mode().IsRegular() {
 		// Unlike Java, which would block on a FIFO or read a device forever.
-		return nil, &FileError{Path: shown, Reason: "Not a regular file", BadName: true}
+		return "", &FileError{Path: shown, Reason: "Not a regular file", BadName: true}
 	}
 	if maxBytes > 0 && info.Size() > maxBytes {
-		return nil, &TooLargeError{Size: info.Size(), Max: maxBytes}
+		return "", &TooLargeError{Size: info.Size(), Max: maxBytes}
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fileError(shown, err)
+		return "", fileError(shown, err)
 	}
 	defer f.Close()
 	// Read straight into the string the lines will share: one allocation of
 	// the file's size, no []byte copy.
 	var content strings.Builder
 	content.Grow(int(info.Size()))
-	var into io.Writer = &content
-	if digest != nil {
-		into = io.MultiWriter(&content, digest)
+	if _, err := io.Copy(&content, f); err != nil {
+		return "", fileError(shown, err)
 	}
-	if _, err := io.Copy(into, f); err != nil {
-		return nil, fileError(shown, err)
-	}
-	return SplitLines(cs.Decode(content.String())), nil
+	return content.String(), nil
 }
 
 // SplitLines splits text as Java's BufferedReader.readLine does: "\n", "\r\n"
