@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -625,6 +626,39 @@ func TestEmptiedTokenStalls(t *testing.T) {
 		t.Errorf("Stalled says %q, not that the token is empty", c.Message)
 	}
 	s.requirePodKept(t, d, "an emptied token")
+}
+
+// deploymentPatchesRefused refuses every Deployment patch, as a policy engine could.
+type deploymentPatchesRefused struct{ client.Client }
+
+func (c deploymentPatchesRefused) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if _, ok := obj.(*appsv1.Deployment); ok {
+		return errors.New("denied by policy")
+	}
+	return c.Client.Patch(ctx, obj, patch, opts...)
+}
+
+// A record of what the server loaded that cannot be written is retried at the next poll; it is
+// no failed reload (under Keep nothing is reloaded at all), so it must not be reported as one.
+func TestRecordFailureIsNoReloadFailure(t *testing.T) {
+	s := requireEnvtest(t)
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	before := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	s.get(t, before)
+	ts.loadDataset(t, "users", "n1\n") // the server now says it holds content the record does not
+
+	refusing := *s.reconciler
+	stale := staleDeployment{Client: s.reconciler.Client, d: before}
+	refusing.Client, refusing.APIReader = deploymentPatchesRefused{stale}, stale
+	cur := sts.DeepCopy()
+	s.get(t, cur)
+	src, err := refusing.resolveSources(context.Background(), cur)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obs := refusing.observeServer(context.Background(), cur, before.DeepCopy(), src); obs.err != nil || obs.reloadErr != nil {
+		t.Errorf("observation: server %v, reload %v; want neither", obs.err, obs.reloadErr)
+	}
 }
 
 // A client's own LOAD REPLACE into a dataset's list (no SHA256) is the client's content, as an

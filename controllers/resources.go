@@ -191,7 +191,9 @@ func ServerImage(sts *stsv1alpha1.SimpleTableServer, defaultImage string, runnin
 		return defaultImage
 	}
 	if _, legacy := running.Spec.Template.Annotations[legacyAuthTokenHashAnnotation]; legacy {
-		return defaultImage
+		if _, own := sts.Spec.PodAnnotations[legacyAuthTokenHashAnnotation]; !own {
+			return defaultImage
+		}
 	}
 	if image := runningImage(running); image != "" {
 		return image

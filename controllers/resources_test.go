@@ -250,6 +250,8 @@ func TestServerImage(t *testing.T) {
 	}
 	legacy := running("sts-operator:1.0", "")
 	legacy.Spec.Template.Annotations[legacyAuthTokenHashAnnotation] = "0123456789abcdef"
+	ownLegacy := newSTS("a")
+	ownLegacy.Spec.PodAnnotations = map[string]string{legacyAuthTokenHashAnnotation: "0123456789abcdef"}
 	restarted := func(at string) stsOption {
 		return func(s *stsv1alpha1.SimpleTableServer) {
 			s.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: at}
@@ -272,8 +274,9 @@ func TestServerImage(t *testing.T) {
 		"annotation removed: a restart request":  {newSTS("a"), running("sts-operator:1.0", "t1"), def},
 		"no table server container: the default": {newSTS("a"), &appsv1.Deployment{}, def},
 		// Its server reads the token only at startup: the one roll of the upgrade moves it on.
-		"a release restarting for new tokens: the default": {newSTS("a", withAuthToken("t", "t")), legacy, def},
-		"the same with spec.image: spec.image":             {newSTS("a", withAuthToken("t", "t"), withImage("mine:1")), legacy, "mine:1"},
+		"a release restarting for new tokens: the default":    {newSTS("a", withAuthToken("t", "t")), legacy, def},
+		"the same with spec.image: spec.image":                {newSTS("a", withAuthToken("t", "t"), withImage("mine:1")), legacy, "mine:1"},
+		"the annotation is the user's own: the running image": {ownLegacy, legacy, "sts-operator:1.0"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

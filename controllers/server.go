@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
@@ -49,10 +50,19 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 	if obs.err == nil {
 		r.tokens.accepted(sts, ts.token)
 	}
-	if obs.err != nil {
+	if obs.err != nil || !rolledOut(d) {
+		// During a rollout STATUS may come from the pod being replaced: neither push into it
+		// nor take its word for the new pod's record.
 		return obs
 	}
 	reloaded, err := r.syncLoaded(ctx, sts, d, src, ts, obs.status)
+	var recordErr *recordError
+	if errors.As(err, &recordErr) {
+		// Not a failed reload, and nothing the user must do: the next poll records it again,
+		// and meanwhile the server's digests keep a replaced list from being pushed twice.
+		log.FromContext(ctx).Error(recordErr.err, "Could not record what the table server loaded; retrying at the next poll")
+		err = recordErr.pushErr
+	}
 	obs.reloadErr = err
 	if reloaded {
 		obs.status, obs.err = ts.status(ctx)
@@ -77,7 +87,7 @@ func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1
 	// the Deployment as the API server has it.
 	live := &appsv1.Deployment{}
 	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(d), live); err != nil {
-		return false, fmt.Errorf("reading Deployment %q before recording what its server loaded: %w", d.Name, err)
+		return false, &recordError{err: fmt.Errorf("reading Deployment %q before recording what its server loaded: %w", d.Name, err)}
 	}
 	d.Annotations = live.Annotations // for the status too, which must not report stale drift
 	loaded = src.loadedBy(live, status)
@@ -96,15 +106,20 @@ func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1
 	if len(done) > 0 {
 		r.Recorder.Eventf(sts, d, corev1.EventTypeNormal, "Reloaded", "Reload", "Reloaded changed datasets into the running server: %q", done)
 	}
+	pushErr := errors.Join(errs...)
 	if record := encodeHashes(loaded); record != live.Annotations[loadedDatasetsAnnotation] {
 		if err := r.recordLoaded(ctx, d, live, record); err != nil {
-			// The server's digests, where it has them, keep a replaced list from being pushed
-			// again; the next reconcile records it.
-			errs = append(errs, fmt.Errorf("while recording the loaded datasets on Deployment %q: %w", d.Name, err))
+			return len(done) > 0, &recordError{fmt.Errorf("while recording the loaded datasets on Deployment %q: %w", d.Name, err), pushErr}
 		}
 	}
-	return len(done) > 0, errors.Join(errs...)
+	return len(done) > 0, pushErr
 }
+
+// recordError is a record of what the server loaded that could not be written, with the errors
+// of the pushes before it, if any.
+type recordError struct{ err, pushErr error }
+
+func (e *recordError) Error() string { return errors.Join(e.err, e.pushErr).Error() }
 
 // recordLoaded writes record as the Deployment's loaded-datasets annotation, patching live, the
 // Deployment as the API server has it, and gives d the new annotations. The patch bumps the

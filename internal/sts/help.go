@@ -65,7 +65,8 @@ the date and time (yyyyMMdd'T'HH'h'mm'm'ss's.); without it the file of the same 
 {BASE}/STATUS?FORMAT=JSON</p>
 <p><b>LOAD</b> (POST): the request body is a whole file, loaded into a list. MODE=REPLACE (default),
 FIRST or LAST. Answers the number of lines loaded. SHA256=&lt;hex&gt;, when given, must be the body's
-digest; STATUS (JSON) then reports it for the list as loadedSha256.<br>
+digest; with MODE=REPLACE, STATUS (JSON) then reports it for the list as loadedSha256 (a REPLACE
+without it reports none).<br>
 POST {BASE}/LOAD?FILENAME=logins.csv&amp;MODE=LAST with the file as the body</p>
 <p><b>EXPORT</b>: a list as plain text, one line each, without consuming it.<br>
 {BASE}/EXPORT?FILENAME=logins.csv</p>
