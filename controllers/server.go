@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -47,8 +48,11 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 		ts.token = previous // a rotated Secret the server's mounted copy does not have yet
 		obs.status, obs.err = ts.status(ctx)
 	}
-	if obs.err == nil {
-		r.tokens.accepted(sts, ts.token)
+	if obs.err == nil && r.tokens.accepted(sts, ts.token, ts.token == src.authToken, time.Now()) && src.authToken != "" {
+		r.Recorder.Eventf(sts, nil, corev1.EventTypeWarning, "TokenNotTaken", "Reconcile",
+			"The table server still refuses the token of Secret %q %s after it changed, and takes the previous one: "+
+				"clients with the new token are refused. A server image older than token rotation (spec.image) needs a restart "+
+				"(annotation %s)", sts.Spec.Server.AuthTokenSecret.Name, tokenLag, stsv1alpha1.AnnotationRestartedAt)
 	}
 	if obs.err != nil || !rolledOut(d) {
 		// During a rollout STATUS may come from the pod being replaced: neither push into it

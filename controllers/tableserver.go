@@ -174,7 +174,15 @@ type acceptedToken struct {
 	uid    types.UID
 	secret stsv1alpha1.KeySelector
 	token  string
+	// since is when the server was first seen refusing the Secret's token and taking this one
+	// (zero while it takes the Secret's), and warned whether that was reported as overdue.
+	since  time.Time
+	warned bool
 }
+
+// tokenLag is how long a server may go on refusing a rotated token before it is reported: the
+// kubelet refreshes a mounted Secret within about a minute or two.
+const tokenLag = 5 * time.Minute
 
 func newAcceptedTokens() *acceptedTokens {
 	return &acceptedTokens{tokens: map[types.NamespacedName]acceptedToken{}}
@@ -195,16 +203,31 @@ func (a *acceptedTokens) previous(sts *stsv1alpha1.SimpleTableServer) (string, b
 	return t.token, true
 }
 
-// accepted records that sts's server accepted token.
-func (a *acceptedTokens) accepted(sts *stsv1alpha1.SimpleTableServer, token string) {
+// accepted records that sts's server accepted token at now: the Secret's (current) or the
+// previous one. It reports, once per such period, a server that has taken only the previous
+// token for longer than tokenLag: one whose image predates token rotation never takes the new
+// one, and its clients with the new token are refused.
+func (a *acceptedTokens) accepted(sts *stsv1alpha1.SimpleTableServer, token string, current bool, now time.Time) (overdue bool) {
 	ref := sts.Spec.Server.AuthTokenSecret
+	key := client.ObjectKeyFromObject(sts)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ref == nil {
-		delete(a.tokens, client.ObjectKeyFromObject(sts))
-		return
+		delete(a.tokens, key)
+		return false
 	}
-	a.tokens[client.ObjectKeyFromObject(sts)] = acceptedToken{uid: sts.UID, secret: *ref, token: token}
+	t := a.tokens[key]
+	next := acceptedToken{uid: sts.UID, secret: *ref, token: token}
+	if !current {
+		next.since, next.warned = t.since, t.warned
+		if next.since.IsZero() {
+			next.since = now
+		}
+		overdue = !next.warned && now.Sub(next.since) > tokenLag
+		next.warned = next.warned || overdue
+	}
+	a.tokens[key] = next
+	return overdue
 }
 
 // forget drops a deleted resource's token.
