@@ -135,19 +135,21 @@ func (s *Server) load(req *request) reply {
 	if !ok {
 		return koInvalid(cmdLoad, "MODE value has to be REPLACE, FIRST or LAST !")
 	}
-	digest := sha256.Sum256(req.body)
+	// sum stays "" without SHA256: a client's content, whose digest nobody asks for.
 	sum, checked := req.params["SHA256"]
-	if checked && !strings.EqualFold(sum, hex.EncodeToString(digest[:])) {
-		return koInvalid(cmdLoad, "SHA256 does not match the body !")
+	if checked {
+		digest := sha256.Sum256(req.body)
+		actual := hex.EncodeToString(digest[:])
+		if !strings.EqualFold(sum, actual) {
+			return koInvalid(cmdLoad, "SHA256 does not match the body !")
+		}
+		sum = actual // as STATUS will report it
 	}
 	lines := datafile.SplitLines(s.charset.read.Decode(string(req.body)))
 	n := len(lines)
 	var err error
 	switch mode {
 	case "REPLACE":
-		if checked {
-			sum = hex.EncodeToString(digest[:]) // the body is a dataset's content, as STATUS will say
-		}
 		err = s.replace(name, lines, sum)
 	case "FIRST":
 		err = s.store.Insert(name, lines, store.First)
