@@ -11,19 +11,20 @@ import (
 // otherwise when it carries the token in an "Authorization: Bearer" header or, for JMeter plans
 // that cannot set headers easily, a TOKEN parameter. Tokens are compared in constant time.
 func (s *Server) authorized(r *http.Request, params map[string]string) bool {
-	if *s.authToken.Load() == "" {
+	want := *s.authToken.Load() // one token for the whole check, even while it is being rotated
+	if want == "" {
 		return true
 	}
 	if scheme, token, found := strings.Cut(r.Header.Get("Authorization"), " "); found &&
-		strings.EqualFold(scheme, "Bearer") && s.tokenMatches(strings.TrimSpace(token)) {
+		strings.EqualFold(scheme, "Bearer") && tokenMatches(strings.TrimSpace(token), want) {
 		return true
 	}
 	token, present := params["TOKEN"]
-	return present && s.tokenMatches(token)
+	return present && tokenMatches(token, want)
 }
 
-func (s *Server) tokenMatches(token string) bool {
-	return subtle.ConstantTimeCompare([]byte(token), []byte(*s.authToken.Load())) == 1
+func tokenMatches(token, want string) bool {
+	return subtle.ConstantTimeCompare([]byte(token), []byte(want)) == 1
 }
 
 // SetAuthToken replaces the token requests must carry, for a rotated Secret: requests that
