@@ -264,10 +264,10 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 		}
 		return nil
 	})
-	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n1", "n2", "n3", "n4", "n5"}) {
+	if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"n1", "n2", "n3", "n4", "n5"}) {
 		t.Errorf("users = %q", lines)
 	}
-	if lines, _ := ts.store.Lines("cards"); !reflect.DeepEqual(lines, []string{"c1", "c2", "c3"}) {
+	if lines, _ := ts.store.Lines(context.Background(), "cards"); !reflect.DeepEqual(lines, []string{"c1", "c2", "c3"}) {
 		t.Errorf("cards, whose source did not change, = %q", lines)
 	}
 	eventually(t, 10*time.Second, func() error { return s.findEventNote(sts, corev1.EventTypeNormal, "Reloaded", `"users"`) })
@@ -492,7 +492,7 @@ func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, withPolicy(stsv1alpha1.DatasetUpdateReload))
 	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\n")
 	eventually(t, reconcileWait, func() error {
-		if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
+		if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
 			return fmt.Errorf("users = %q", lines)
 		}
 		return nil
@@ -503,7 +503,7 @@ func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 	// startup load's is.
 	ts.loadDataset(t, "users", "u1\nu2\nu3\n")
 	eventually(t, reconcileWait, func() error {
-		if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
+		if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
 			return fmt.Errorf("users = %q, want the ConfigMap's content pushed again", lines)
 		}
 		return nil
@@ -600,7 +600,7 @@ func TestRecordFollowsWhatTheServerLoaded(t *testing.T) {
 	resp.Body.Close()
 	loads := ts.loads.Load()
 	time.Sleep(3 * time.Second) // three refresh intervals
-	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n2", "n3"}) {
+	if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"n2", "n3"}) {
 		t.Errorf("users = %q: the dataset was pushed again, its consumed line back", lines)
 	}
 	if n := ts.loads.Load(); n != loads {
@@ -673,7 +673,7 @@ func TestClientLoadIsNotDrift(t *testing.T) {
 	}
 	resp.Body.Close()
 	time.Sleep(3 * time.Second) // three refresh intervals
-	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"fresh1", "fresh2"}) {
+	if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"fresh1", "fresh2"}) {
 		t.Errorf("users = %q: the client's content was overwritten", lines)
 	}
 	if seen := notInSync(); seen != "" {
@@ -730,7 +730,7 @@ func TestReloadIsNotRepeatedFromAStaleCache(t *testing.T) {
 	if n := ts.loads.Load(); n != 1 {
 		t.Errorf("a reconcile on a stale Deployment pushed the change again (%d LOAD calls)", n)
 	}
-	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"n2"}) {
+	if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"n2"}) {
 		t.Errorf("users = %q, want the consumed line gone", lines)
 	}
 }
@@ -985,7 +985,7 @@ func TestAReloadTheServerRefusesStallsAndKeepsTheList(t *testing.T) {
 	eventually(t, 10*time.Second, func() error {
 		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonReloadFailed, "HTTP 413")
 	})
-	if lines, _ := ts.store.Lines("users"); !reflect.DeepEqual(lines, []string{"u1", "u2"}) {
+	if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"u1", "u2"}) {
 		t.Errorf("users = %q after a refused reload", lines)
 	}
 }

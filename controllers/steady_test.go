@@ -28,7 +28,7 @@ func TestStatusPollingKeepsItsIntervalWhileListsChange(t *testing.T) {
 	go func() {
 		defer close(done)
 		for i := 0; ctx.Err() == nil; i++ {
-			_ = ts.store.Add("orders", strconv.Itoa(i), store.Last, false)
+			_ = ts.store.Add(context.Background(), "orders", strconv.Itoa(i), store.Last, false)
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()

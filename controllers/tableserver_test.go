@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -18,6 +19,7 @@ import (
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 // testTableServer is a real table server (internal/sts) on a loopback port, standing in for a
@@ -34,9 +36,9 @@ type testTableServer struct {
 // carry it. configure, if any, changes the server's configuration.
 func startTableServer(t testing.TB, token string, lists map[string][]string, configure ...func(*sts.Config)) *testTableServer {
 	t.Helper()
-	ts := &testTableServer{store: store.NewMemory()}
+	ts := &testTableServer{store: memory.New()}
 	for name, lines := range lists {
-		ts.store.Replace(name, lines)
+		ts.store.Replace(context.Background(), name, lines, "")
 	}
 	cfg := sts.DefaultConfig()
 	cfg.DatasetDir = t.TempDir()
@@ -49,7 +51,7 @@ func startTableServer(t testing.TB, token string, lists map[string][]string, con
 	if err != nil {
 		t.Fatalf("table server: %v", err)
 	}
-	srv.LoadAtStartup() // what cfg names to load, as the pod's server does before it is ready
+	srv.LoadAtStartup(context.Background()) // what cfg names to load, as the pod's server does before it is ready
 	ts.srv = srv
 	h := srv.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -84,7 +86,7 @@ func (ts *testTableServer) loadDataset(t testing.TB, list, content string) {
 
 // length is the list's length in the server's store (-1 when it has no such list).
 func (ts *testTableServer) length(name string) int {
-	n, err := ts.store.Length(name)
+	n, err := ts.store.Length(context.Background(), name)
 	if err != nil {
 		return -1
 	}

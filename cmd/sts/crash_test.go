@@ -218,7 +218,7 @@ kills:
 	}
 	srv = launch(t, port, args...)
 	srv.WaitReady(t)
-	if !strings.Contains(srv.Logs.String(), `"msg":"Kept the restored list instead of loading it","list":"drain"`) {
+	if !strings.Contains(srv.Logs.String(), `"msg":"Kept the list the store holds instead of loading it","list":"drain"`) {
 		t.Errorf("the restarted server did not keep its restored list:\n%s", srv.Logs)
 	}
 

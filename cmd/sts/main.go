@@ -22,7 +22,7 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
-	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
 
@@ -63,8 +63,8 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 // listener comes up first, so that /healthz answers while the state directory is awaited and
 // restored; /readyz and the commands wait for that and the startup loading.
 func serve(s *settings, log *slog.Logger) error {
-	mem := store.NewMemory(store.WithLimits(s.server.Limits))
-	s.server.Durable = s.state.dir != ""
+	mem := memory.New(memory.WithLimits(s.server.Limits))
+	s.server.WaitForStartup = s.state.dir != ""
 	srv, err := sts.NewServer(s.server, mem, log)
 	if err != nil {
 		return err
@@ -152,7 +152,7 @@ func serve(s *settings, log *slog.Logger) error {
 
 // start restores the state, if there is a state directory, then loads the startup lists; the
 // server is then ready. The journal it returns records every later change.
-func start(ctx context.Context, s *settings, srv *sts.Server, mem *store.Memory, log *slog.Logger) (*journal.Journal, error) {
+func start(ctx context.Context, s *settings, srv *sts.Server, mem *memory.Memory, log *slog.Logger) (*journal.Journal, error) {
 	var j *journal.Journal
 	if s.state.dir != "" {
 		began := time.Now()
@@ -174,14 +174,14 @@ func start(ctx context.Context, s *settings, srv *sts.Server, mem *store.Memory,
 		}
 		srv.Metrics().WatchJournal(j.Size)
 		lines := 0
-		lists := mem.Lengths()
+		lists, _ := mem.Lists(ctx)
 		for _, l := range lists {
 			lines += l.Length
 		}
 		log.Info("Restored state", "dir", s.state.dir, "lists", len(lists), "lines", lines, "fsyncPolicy", s.state.policy,
 			"duration", time.Since(began).Round(time.Millisecond))
 	}
-	srv.LoadAtStartup()
+	srv.LoadAtStartup(ctx)
 	return j, nil
 }
 

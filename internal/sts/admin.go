@@ -7,7 +7,11 @@ import (
 
 // config answers CONFIG with the effective settings under the original's keys. Ours never waits
 // on standard input and is always started from the command line, hence demon and startFromCli.
-func (s *Server) config(*request) reply {
+func (s *Server) config(req *request) reply {
+	lists, err := s.store.Lists(req.ctx)
+	if err != nil {
+		return storeFailure(cmdConfig, "", err)
+	}
 	c := s.cfg
 	return reply{command: cmdConfig, layout: layoutConfig, config: []setting{
 		{"jmeterPlugin.sts.loadAndRunOnStartup", strconv.FormatBool(c.LoadAndRunOnStartup)},
@@ -21,7 +25,7 @@ func (s *Server) config(*request) reply {
 		{"jmeterPlugin.sts.charsetEncodingWriteFile", c.CharsetWrite},
 		{"jmeterPlugin.sts.initFileAtStartup", c.InitFiles},
 		{"jmeterPlugin.sts.initFileAtStartupRegex", strconv.FormatBool(c.InitFilesRegex)},
-		{"databaseIsEmpty", strconv.FormatBool(len(s.store.Lengths()) == 0)},
+		{"databaseIsEmpty", strconv.FormatBool(len(lists) == 0)},
 	}}
 }
 

@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"context"
 	"net/http"
 	"testing"
 )
@@ -64,7 +65,7 @@ func TestHealth(t *testing.T) {
 	if a := ts.do(t, http.MethodGet, "/readyz", "", ""); a.status != http.StatusServiceUnavailable {
 		t.Errorf("/readyz before startup loading: %d %q", a.status, a.body)
 	}
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	if a := ts.do(t, http.MethodGet, "/readyz", "", ""); a.status != http.StatusOK || a.body != "ok" {
 		t.Errorf("/readyz after startup loading: %d %q", a.status, a.body)
 	}

@@ -2,6 +2,7 @@ package sts
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -189,7 +190,7 @@ func BenchmarkReadDrainJournalVsMemory(b *testing.B) {
 	n := max(b.N, 5000)
 	const rounds = 3
 	journaled := startJournaledServer(b, b.TempDir(), journal.Options{Policy: journal.Always})
-	journaled.srv.LoadAtStartup()
+	journaled.srv.LoadAtStartup(context.Background())
 	memory := startServer(b)
 	bodyLen := len(okBody(strings.Repeat("0", 20)))
 	for _, ts := range []*testServer{journaled, memory} {

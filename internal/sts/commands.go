@@ -33,34 +33,36 @@ var (
 	trueOrFalse = map[string]bool{"TRUE": true, "FALSE": false}
 )
 
-// listToRead checks the first steps shared by READ, READMULTI and FIND: FILENAME present, the
-// list loaded and not empty. The emptiness check comes before any other parameter is validated.
-//
-// With the WAIT parameter (our extension) it parses WAIT instead of looking at the list: the
-// command checks all its parameters first, then the store waits for lines that are not there.
-func (s *Server) listToRead(command string, params map[string]string) (string, time.Duration, *reply) {
-	name, present := params["FILENAME"]
-	if !present {
-		rep := koMissing(command, "FILENAME")
-		return "", 0, &rep
+// readWait parses WAIT (our extension) for READ, READMULTI and FIND; absent, it is 0.
+func (s *Server) readWait(command string, params map[string]string) (time.Duration, *reply) {
+	raw, waits := params["WAIT"]
+	if !waits {
+		return 0, nil
 	}
-	if raw, waits := params["WAIT"]; waits {
-		wait, ok := s.parseWait(raw)
-		if !ok {
-			rep := koInvalid(command, fmt.Sprintf("WAIT value has to be a number of milliseconds from 0 to %d !", maxWaitMillis))
-			return "", 0, &rep
-		}
-		return name, wait, nil
+	wait, ok := s.parseWait(raw)
+	if !ok {
+		rep := koInvalid(command, fmt.Sprintf("WAIT value has to be a number of milliseconds from 0 to %d !", maxWaitMillis))
+		return 0, &rep
 	}
-	n, err := s.store.Length(name)
+	return wait, nil
+}
+
+// readFailure is the answer of a READ, READMULTI or FIND whose parameters are invalid: the
+// original checks that the list is loaded and not empty before it validates them, so those
+// answers come first. A valid read asks the store once, which answers the same errors; only this
+// path asks for the length. With WAIT, the parameters are checked before the list is looked at.
+func (s *Server) readFailure(req *request, command string, invalid reply) reply {
+	if _, waits := req.params["WAIT"]; waits {
+		return invalid
+	}
+	n, err := s.store.Length(req.ctx, req.list)
 	if err == nil && n == 0 {
 		err = store.ErrEmpty
 	}
 	if err != nil {
-		rep := storeFailure(command, name, err)
-		return "", 0, &rep
+		return storeFailure(command, req.list, err)
 	}
-	return name, 0, nil
+	return invalid
 }
 
 // maxWaitMillis is the largest WAIT accepted: Java's largest int, as for NB_LINES.
@@ -95,29 +97,29 @@ func readOptions(command string, params map[string]string) (store.Position, bool
 }
 
 func (s *Server) read(req *request) reply {
-	name, wait, fail := s.listToRead(cmdRead, req.params)
+	wait, fail := s.readWait(cmdRead, req.params)
 	if fail != nil {
 		return *fail
 	}
 	pos, keep, fail := readOptions(cmdRead, req.params)
 	if fail != nil {
-		return *fail
+		return s.readFailure(req, cmdRead, *fail)
 	}
-	lines, err := s.store.Read(req.ctx, name, pos, 1, keep, wait)
+	lines, err := s.store.Read(req.ctx, req.list, pos, 1, keep, wait)
 	if err != nil {
-		return storeFailure(cmdRead, name, err)
+		return storeFailure(cmdRead, req.list, err)
 	}
 	return okValue(cmdRead, lines[0])
 }
 
 func (s *Server) readMulti(req *request) reply {
-	name, wait, fail := s.listToRead(cmdReadMulti, req.params)
+	wait, fail := s.readWait(cmdReadMulti, req.params)
 	if fail != nil {
 		return *fail
 	}
 	pos, keep, fail := readOptions(cmdReadMulti, req.params)
 	if fail != nil {
-		return *fail
+		return s.readFailure(req, cmdReadMulti, *fail)
 	}
 	raw, present := req.params["NB_LINES"]
 	n, parsed := parseJavaInt(raw, 10)
@@ -125,14 +127,14 @@ func (s *Server) readMulti(req *request) reply {
 		raw = "null" // Java prints the missing String as "null"
 	}
 	if !parsed {
-		return koInvalid(cmdReadMulti, "Can't parse integer parameter NB_LINES : "+raw+" !")
+		return s.readFailure(req, cmdReadMulti, koInvalid(cmdReadMulti, "Can't parse integer parameter NB_LINES : "+raw+" !"))
 	}
 	if n < 1 {
-		return koInvalid(cmdReadMulti, "Parameter NB_LINES must be greater or equals than 1 : "+raw+" !")
+		return s.readFailure(req, cmdReadMulti, koInvalid(cmdReadMulti, "Parameter NB_LINES must be greater or equals than 1 : "+raw+" !"))
 	}
-	lines, err := s.store.Read(req.ctx, name, pos, int(n), keep, wait)
+	lines, err := s.store.Read(req.ctx, req.list, pos, int(n), keep, wait)
 	if err != nil {
-		return storeFailure(cmdReadMulti, name, err)
+		return storeFailure(cmdReadMulti, req.list, err)
 	}
 	return reply{command: cmdReadMulti, layout: layoutMulti, values: lines}
 }
@@ -140,43 +142,54 @@ func (s *Server) readMulti(req *request) reply {
 var findModes = map[string]string{"SUBSTRING": "SUBSTRING", "EQUALS": "EQUALS", "REGEX_FIND": "REGEX_FIND", "REGEX_MATCH": "REGEX_MATCH"}
 
 func (s *Server) find(req *request) reply {
-	name, wait, fail := s.listToRead(cmdFind, req.params)
+	wait, fail := s.readWait(cmdFind, req.params)
 	if fail != nil {
 		return *fail
 	}
-	line := req.params["LINE"]
+	match, keep, invalid := s.findOptions(req.params)
+	if invalid != nil {
+		return s.readFailure(req, cmdFind, *invalid)
+	}
+	found, err := s.store.Find(req.ctx, req.list, match, keep, wait)
+	if err != nil {
+		return storeFailure(cmdFind, req.list, err)
+	}
+	return okValue(cmdFind, found)
+}
+
+// findOptions checks FIND's LINE, FIND_MODE and KEEP in the original's order and compiles its
+// test of a line.
+func (s *Server) findOptions(params map[string]string) (store.Matcher, bool, *reply) {
+	fail := func(rep reply) (store.Matcher, bool, *reply) { return nil, false, &rep }
+	line := params["LINE"]
 	if line == "" {
-		return ko(cmdFind, http.StatusBadRequest, reasonMissingParameter, "Cant't find empty line !")
+		return fail(ko(cmdFind, http.StatusBadRequest, reasonMissingParameter, "Cant't find empty line !"))
 	}
-	mode, ok := enumParam(req.params, "FIND_MODE", "SUBSTRING", findModes)
+	mode, ok := enumParam(params, "FIND_MODE", "SUBSTRING", findModes)
 	if !ok {
-		return koInvalid(cmdFind, "FIND_MODE value has to be EQUALS, SUBSTRING, REGEX_FIND or REGEX_MATCH !")
+		return fail(koInvalid(cmdFind, "FIND_MODE value has to be EQUALS, SUBSTRING, REGEX_FIND or REGEX_MATCH !"))
 	}
-	keep, ok := enumParam(req.params, "KEEP", true, trueOrFalse)
+	keep, ok := enumParam(params, "KEEP", true, trueOrFalse)
 	if !ok {
-		return koInvalid(cmdFind, "KEEP has to be TRUE or FALSE !")
+		return fail(koInvalid(cmdFind, "KEEP has to be TRUE or FALSE !"))
 	}
 	match, err := s.matcher(mode, line)
 	switch {
 	case errors.Is(err, javaregex.ErrTooLong):
-		return ko(cmdFind, http.StatusBadRequest, reasonRegexTooLong, fmt.Sprintf("Regex longer than %d bytes !", javaregex.MaxPatternBytes))
+		return fail(ko(cmdFind, http.StatusBadRequest, reasonRegexTooLong, fmt.Sprintf("Regex longer than %d bytes !", javaregex.MaxPatternBytes)))
 	case errors.Is(err, javaregex.ErrTooCostly):
-		return ko(cmdFind, http.StatusBadRequest, reasonRegexTooCostly, "Regex too costly to compile !")
+		return fail(ko(cmdFind, http.StatusBadRequest, reasonRegexTooCostly, "Regex too costly to compile !"))
 	case err != nil:
-		return ko(cmdFind, http.StatusBadRequest, reasonRegex, "Regex compile error !")
+		return fail(ko(cmdFind, http.StatusBadRequest, reasonRegex, "Regex compile error !"))
 	}
-	found, err := s.store.Find(req.ctx, name, match, keep, wait)
-	if err != nil {
-		return storeFailure(cmdFind, name, err)
-	}
-	return okValue(cmdFind, found)
+	return match, keep, nil
 }
 
 // matcher returns FIND's test of a line. The regular expression is compiled for this FIND alone,
 // so that all its matches share the regex timeout: however many lines the scan tests (and a
 // waiting FIND tests again), it spends about the timeout at most, and so holds the list's lock
 // no longer. The first timeout ends the scan.
-func (s *Server) matcher(mode, line string) (func(string) (bool, error), error) {
+func (s *Server) matcher(mode, line string) (store.Matcher, error) {
 	switch mode {
 	case "EQUALS":
 		return func(l string) (bool, error) { return l == line, nil }, nil
@@ -194,10 +207,6 @@ func (s *Server) matcher(mode, line string) (func(string) (bool, error), error) 
 }
 
 func (s *Server) add(req *request) reply {
-	name, present := req.params["FILENAME"]
-	if !present {
-		return koMissing(cmdAdd, "FILENAME")
-	}
 	line, present := req.params["LINE"]
 	if !present {
 		return koMissing(cmdAdd, "LINE")
@@ -205,50 +214,46 @@ func (s *Server) add(req *request) reply {
 	pos, ok := enumParam(req.params, "ADD_MODE", store.First, addModes)
 	if !ok {
 		// The original creates the list before it validates the mode.
-		return s.ensureThen(name, koInvalid(cmdAdd, "ADD_MODE value has to be FIRST or LAST !"))
+		return s.ensureThen(req, koInvalid(cmdAdd, "ADD_MODE value has to be FIRST or LAST !"))
 	}
 	unique, ok := enumParam(req.params, "UNIQUE", false, trueOrFalse)
 	if !ok {
-		return s.ensureThen(name, koInvalid(cmdAdd, "UNIQUE value has to be TRUE or FALSE !"))
+		return s.ensureThen(req, koInvalid(cmdAdd, "UNIQUE value has to be TRUE or FALSE !"))
 	}
-	if err := s.store.Add(name, line, pos, unique); err != nil {
-		return storeFailure(cmdAdd, name, err)
+	if err := s.store.Add(req.ctx, req.list, line, pos, unique); err != nil {
+		return storeFailure(cmdAdd, req.list, err)
 	}
 	return okReply(cmdAdd)
 }
 
 // ensureThen creates the list of a failed ADD, as the original does, and answers rep unless the
 // creation itself failed.
-func (s *Server) ensureThen(name string, rep reply) reply {
-	if err := s.store.Ensure(name); err != nil {
-		return storeFailure(cmdAdd, name, err)
+func (s *Server) ensureThen(req *request, rep reply) reply {
+	if err := s.store.Ensure(req.ctx, req.list); err != nil {
+		return storeFailure(cmdAdd, req.list, err)
 	}
 	return rep
 }
 
 func (s *Server) length(req *request) reply {
-	name, present := req.params["FILENAME"]
-	if !present {
-		return koMissing(cmdLength, "FILENAME")
-	}
-	n, err := s.store.Length(name)
+	n, err := s.store.Length(req.ctx, req.list)
 	if err != nil {
-		return storeFailure(cmdLength, name, err)
+		return storeFailure(cmdLength, req.list, err)
 	}
 	return okLength(cmdLength, n)
 }
 
-func (s *Server) status(*request) reply {
-	return reply{command: cmdStatus, layout: layoutStatus, lists: s.store.Lengths(), loaded: s.loadedSums(), failed: s.startupFailures()}
+func (s *Server) status(req *request) reply {
+	lists, err := s.store.Lists(req.ctx)
+	if err != nil {
+		return storeFailure(cmdStatus, "", err)
+	}
+	return reply{command: cmdStatus, layout: layoutStatus, lists: lists, failed: s.startupFailures()}
 }
 
 func (s *Server) reset(req *request) reply {
-	name, present := req.params["FILENAME"]
-	if !present {
-		return koMissing(cmdReset, "FILENAME")
-	}
-	if _, err := s.store.Reset(name); err != nil {
-		return storeFailure(cmdReset, name, err)
+	if _, err := s.store.Reset(req.ctx, req.list); err != nil {
+		return storeFailure(cmdReset, req.list, err)
 	}
 	return okReply(cmdReset)
 }
@@ -276,6 +281,9 @@ func storeFailure(command, name string, err error) reply {
 		return ko(command, http.StatusBadRequest, reasonRegexTooComplex, "Regex needs too much backtracking !")
 	case errors.As(err, &limit):
 		return koLimit(command, limit.Limit, limit.Max)
+	case errors.Is(err, store.ErrUnavailable):
+		// The backend's error (an address, a Redis message) is logged by the store, not shown.
+		return ko(command, http.StatusServiceUnavailable, reasonBackendUnavailable, "Storage backend unavailable, retry later !")
 	case errors.Is(err, store.ErrNotRecorded):
 		// The journal's error names the state directory: it is logged by the journal, not shown.
 		return ko(command, http.StatusServiceUnavailable, reasonNotRecorded, "The change could not be recorded, it may be lost !")

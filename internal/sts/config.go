@@ -44,10 +44,10 @@ type Config struct {
 	// MaxWait caps the WAIT of a blocking read: a longer one waits MaxWait. Zero turns waiting
 	// off (WAIT is then still checked, but never waits).
 	MaxWait time.Duration
-	// Durable says that the store is restored from a state directory: commands are refused
-	// (HTTP 503) until LoadAtStartup has run, and startup loading fills only the lists that the
-	// restored state does not have, so that a restarted server goes on where it stopped.
-	Durable bool
+	// WaitForStartup refuses commands (HTTP 503) until LoadAtStartup has run: set it when the
+	// store is restored (from a journal) while the server already listens, so that no client
+	// sees a list before its state is back.
+	WaitForStartup bool
 	// MetricsAuth makes /metrics ask for the AuthToken like the commands; health endpoints
 	// never do.
 	MetricsAuth bool

@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"context"
 	"math"
 	"net/http"
 	"os"
@@ -12,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
-	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 func TestDurableServerWaitsForItsStartup(t *testing.T) {
@@ -27,7 +28,7 @@ func TestDurableServerWaitsForItsStartup(t *testing.T) {
 	if a := ts.do(t, http.MethodGet, "/readyz", "", ""); a.status != http.StatusServiceUnavailable {
 		t.Errorf("/readyz while starting: %d", a.status)
 	}
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	ts.expect(t, "/sts/STATUS", koBody("Database was empty !"))
 }
 
@@ -43,7 +44,7 @@ func TestRestartGoesOnWhereItStopped(t *testing.T) {
 	withUsers := func(c *Config) { c.Loads = []Load{{List: "users", Path: users}} }
 
 	first := startJournaledServer(t, state, journal.Options{}, withUsers)
-	first.srv.LoadAtStartup()
+	first.srv.LoadAtStartup(context.Background())
 	first.expect(t, "/sts/READ?FILENAME=users&KEEP=FALSE", okBody("u1"))
 	first.get(t, "/sts/READ?FILENAME=users&READ_MODE=RANDOM&KEEP=TRUE")
 	first.get(t, "/sts/READMULTI?FILENAME=users&NB_LINES=2&READ_MODE=RANDOM&KEEP=FALSE")
@@ -58,7 +59,7 @@ func TestRestartGoesOnWhereItStopped(t *testing.T) {
 	second := startJournaledServer(t, state, journal.Options{}, func(c *Config) {
 		c.Loads = []Load{{List: "users", Path: users}, {List: "extra", Path: extra}}
 	})
-	second.srv.LoadAtStartup()
+	second.srv.LoadAtStartup(context.Background())
 	want["extra"] = []string{"e1", "e2"}
 	for name, lines := range want {
 		if got := second.lines(t, name); !slices.Equal(got, lines) {
@@ -66,7 +67,7 @@ func TestRestartGoesOnWhereItStopped(t *testing.T) {
 		}
 	}
 	log := second.log.String()
-	if !strings.Contains(log, `msg="Kept the restored list instead of loading it" list=users lines=2`) ||
+	if !strings.Contains(log, `msg="Kept the list the store holds instead of loading it" list=users lines=2`) ||
 		!strings.Contains(log, `msg="Loaded list" list=extra lines=2`) {
 		t.Errorf("the startup log does not say what it kept and loaded:\n%s", log)
 	}
@@ -94,7 +95,7 @@ type heldCommit struct{ release chan struct{} }
 
 func (c heldCommit) Wait() error { <-c.release; return nil }
 
-func (h *heldRecorder) Record([]byte) (uint64, store.Commit) {
+func (h *heldRecorder) Record([]byte) (uint64, memory.Commit) {
 	return h.seq.Add(1), heldCommit{h.release}
 }
 
@@ -144,7 +145,11 @@ func TestAnswersWaitForTheConsumeTheyCount(t *testing.T) {
 	ts.store.StartRecording(rec)
 	consumed := make(chan string, 1)
 	go func() { consumed <- ts.get(t, "/sts/READ?FILENAME=coupons&KEEP=FALSE") }()
-	for ts.store.Lengths()[0].Length != 0 {
+	// Lists, unlike Length, does not wait for the consume's record.
+	for {
+		if lists, _ := ts.store.Lists(context.Background()); lists[0].Length == 0 {
+			break
+		}
 		time.Sleep(time.Millisecond)
 	}
 	answers := make(chan string, 2)

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"maps"
 	"net/http"
 	"strings"
 
@@ -16,58 +15,36 @@ import (
 // lock: INITFILE reads the whole file before it replaces the list, SAVE writes a copy.
 
 func (s *Server) initFile(req *request) reply {
-	name, present := req.params["FILENAME"]
-	if !present {
-		return koMissing(cmdInitFile, "FILENAME")
-	}
-	return s.initFileNamed(name)
-}
-
-// initFileNamed loads the dataset file name into the list of the same name: INITFILE, and the
-// startup loading of initFileAtStartup.
-func (s *Server) initFileNamed(name string) reply {
-	if err := datafile.ValidateName(name); err != nil {
-		return nameFailure(cmdInitFile, err)
-	}
-	lines, err := datafile.ReadLines(s.cfg.DatasetDir, name, s.charset.read, s.cfg.Limits.MaxTotalBytes)
-	var tooLarge *datafile.TooLargeError
-	switch {
-	case errors.Is(err, datafile.ErrFileNotFound):
-		return ko(cmdInitFile, http.StatusNotFound, reasonFileNotFound, "file not found !")
-	case errors.As(err, &tooLarge):
-		return koLimit(cmdInitFile, store.LimitTotalBytes, tooLarge.Max)
-	case err != nil:
-		return fileFailure(cmdInitFile, err)
+	lines, _, fail := s.readDatasetFile(req.list)
+	if fail != nil {
+		return *fail
 	}
 	n := len(lines)
-	if err := s.replace(name, lines, ""); err != nil {
-		return storeFailure(cmdInitFile, name, err)
+	// A client's INITFILE is no dataset source: the list's digest goes.
+	if err := s.store.Replace(req.ctx, req.list, lines, ""); err != nil {
+		return storeFailure(cmdInitFile, req.list, err)
 	}
 	return okLength(cmdInitFile, n)
 }
 
-// replace replaces list with lines read from content whose SHA-256 (hex) is sum, "" when the
-// content is no dataset source (INITFILE reads the dataset directory), and keeps sum for STATUS.
-// The lock keeps the sums in the order of the replacements.
-func (s *Server) replace(list string, lines []string, sum string) error {
-	s.loadedMu.Lock()
-	defer s.loadedMu.Unlock()
-	if err := s.store.Replace(list, lines); err != nil {
-		return err
+// readDatasetFile reads the dataset file name, for INITFILE and the startup loading of
+// initFileAtStartup: its lines and the SHA-256 (hex) of its content, or INITFILE's KO.
+func (s *Server) readDatasetFile(name string) ([]string, string, *reply) {
+	fail := func(rep reply) ([]string, string, *reply) { return nil, "", &rep }
+	if err := datafile.ValidateName(name); err != nil {
+		return fail(nameFailure(cmdInitFile, err))
 	}
-	if sum == "" {
-		delete(s.loadedFrom, list)
-	} else {
-		s.loadedFrom[list] = sum
+	lines, sum, err := datafile.ReadLines(s.cfg.DatasetDir, name, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+	var tooLarge *datafile.TooLargeError
+	switch {
+	case errors.Is(err, datafile.ErrFileNotFound):
+		return fail(ko(cmdInitFile, http.StatusNotFound, reasonFileNotFound, "file not found !"))
+	case errors.As(err, &tooLarge):
+		return fail(koLimit(cmdInitFile, store.LimitTotalBytes, tooLarge.Max))
+	case err != nil:
+		return fail(fileFailure(cmdInitFile, err))
 	}
-	return nil
-}
-
-// loadedSums is a copy of loadedFrom.
-func (s *Server) loadedSums() map[string]string {
-	s.loadedMu.Lock()
-	defer s.loadedMu.Unlock()
-	return maps.Clone(s.loadedFrom)
+	return lines, sum, nil
 }
 
 // nameFailure is the original's KO for a file name that INITFILE and SAVE refuse.
@@ -90,16 +67,16 @@ func fileFailure(command string, err error) reply {
 }
 
 func (s *Server) save(req *request) reply {
-	name, present := req.params["FILENAME"]
-	if !present {
-		return koMissing(cmdSave, "FILENAME")
-	}
+	name := req.list
 	if err := datafile.ValidateName(name); err != nil {
 		return nameFailure(cmdSave, err)
 	}
-	lines, err := s.store.Lines(name)
-	if err != nil {
+	lines, err := s.store.Lines(req.ctx, name)
+	if errors.Is(err, store.ErrNotLoaded) {
 		return ko(cmdSave, http.StatusNotFound, reasonNotLoaded, "LinkedList not found !")
+	}
+	if err != nil {
+		return storeFailure(cmdSave, name, err)
 	}
 	timestamp := s.cfg.AddTimestamp
 	if raw, present := req.params["ADD_TIMESTAMP"]; present {
@@ -127,10 +104,6 @@ var loadModes = map[string]string{"REPLACE": "REPLACE", "FIRST": "FIRST", "LAST"
 // as one change, all or nothing, within the limits. Like ADD, it accepts any list name, since no
 // file is named.
 func (s *Server) load(req *request) reply {
-	name, present := req.params["FILENAME"]
-	if !present {
-		return koMissing(cmdLoad, "FILENAME")
-	}
 	mode, ok := enumParam(req.params, "MODE", "REPLACE", loadModes)
 	if !ok {
 		return koInvalid(cmdLoad, "MODE value has to be REPLACE, FIRST or LAST !")
@@ -150,14 +123,14 @@ func (s *Server) load(req *request) reply {
 	var err error
 	switch mode {
 	case "REPLACE":
-		err = s.replace(name, lines, sum)
+		err = s.store.Replace(req.ctx, req.list, lines, sum)
 	case "FIRST":
-		err = s.store.Insert(name, lines, store.First)
+		err = s.store.Insert(req.ctx, req.list, lines, store.First)
 	case "LAST":
-		err = s.store.Insert(name, lines, store.Last)
+		err = s.store.Insert(req.ctx, req.list, lines, store.Last)
 	}
 	if err != nil {
-		return storeFailure(cmdLoad, name, err)
+		return storeFailure(cmdLoad, req.list, err)
 	}
 	return okLength(cmdLoad, n)
 }
@@ -165,13 +138,9 @@ func (s *Server) load(req *request) reply {
 // export is the extension GET /sts/EXPORT?FILENAME=<list>: the list as text, one line and "\n"
 // each, in the write charset, without consuming anything.
 func (s *Server) export(req *request) reply {
-	name, present := req.params["FILENAME"]
-	if !present {
-		return koMissing(cmdExport, "FILENAME")
-	}
-	lines, err := s.store.Lines(name)
+	lines, err := s.store.Lines(req.ctx, req.list)
 	if err != nil {
-		return koNotLoaded(cmdExport, name)
+		return storeFailure(cmdExport, req.list, err)
 	}
 	return reply{command: cmdExport, layout: layoutExport, values: lines}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 func TestInitFileNames(t *testing.T) {
@@ -201,7 +201,7 @@ func TestCharsets(t *testing.T) {
 func TestUnknownCharset(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.CharsetResponse = "NO-SUCH-CHARSET"
-	if _, err := NewServer(cfg, store.NewMemory(), slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+	if _, err := NewServer(cfg, memory.New(), slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 		t.Fatal("NewServer accepted an unknown charset")
 	}
 }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
-	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
@@ -28,7 +28,7 @@ func koBody(m string) string {
 // testServer is a table server listening on a loopback port, with its dataset directory.
 type testServer struct {
 	srv     *Server
-	store   *store.Memory
+	store   *memory.Memory
 	journal *journal.Journal // nil unless started by startJournaledServer
 	addr    string           // host:port
 	base    string           // http://host:port
@@ -60,7 +60,7 @@ func startServer(t testing.TB, options ...func(*Config)) *testServer {
 // in stateDir, as the sts command does with --state-dir. It is ready once LoadAtStartup has run.
 func startJournaledServer(t testing.TB, stateDir string, opts journal.Options, options ...func(*Config)) *testServer {
 	t.Helper()
-	ts := newTestServer(t, testConfig(t, append([]func(*Config){func(c *Config) { c.Durable = true }}, options...)...))
+	ts := newTestServer(t, testConfig(t, append([]func(*Config){func(c *Config) { c.WaitForStartup = true }}, options...)...))
 	opts.ObserveSync = ts.srv.Metrics().ObserveFsync
 	j, err := journal.Open(context.Background(), stateDir, ts.store, opts)
 	if err != nil {
@@ -76,7 +76,7 @@ func startJournaledServer(t testing.TB, stateDir string, opts journal.Options, o
 // newTestServer makes the server of cfg, with a store within its limits.
 func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	st := store.NewMemory(store.WithLimits(cfg.Limits))
+	st := memory.New(memory.WithLimits(cfg.Limits))
 	log := &syncbuf.Buffer{}
 	srv, err := NewServer(cfg, st, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
@@ -179,7 +179,7 @@ func (ts *testServer) loadList(t testing.TB, name string, lines ...string) {
 // lines returns a list's content, read through the store the server uses.
 func (ts *testServer) lines(t testing.TB, name string) []string {
 	t.Helper()
-	l, err := ts.store.Lines(name)
+	l, err := ts.store.Lines(context.Background(), name)
 	if err != nil {
 		t.Fatalf("list %q: %v", name, err)
 	}

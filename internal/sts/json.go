@@ -73,7 +73,7 @@ func newJSONAnswer(rep *reply) jsonAnswer {
 		a.Lists = make([]jsonList, 0, len(rep.lists)) // an empty server lists [], not null
 		total := 0
 		for _, l := range rep.lists {
-			a.Lists = append(a.Lists, jsonList{Name: l.Name, Length: l.Length, LoadedSHA256: rep.loaded[l.Name]})
+			a.Lists = append(a.Lists, jsonList{Name: l.Name, Length: l.Length, LoadedSHA256: l.Digest})
 			total += l.Length
 		}
 		a.Total = &total

@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -195,7 +196,7 @@ func TestStatusNamesTheContentListsWereLoadedFrom(t *testing.T) {
 	sources := t.TempDir()
 	writeFiles(t, sources, map[string]string{"users.csv": "u1\r\nu2\n"})
 	ts := startServer(t, func(c *Config) { c.Loads = []Load{{List: "users", Path: filepath.Join(sources, "users.csv")}} })
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	sha := func(content string) string {
 		sum := sha256.Sum256([]byte(content))
 		return hex.EncodeToString(sum[:])

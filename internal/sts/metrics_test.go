@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -118,7 +119,7 @@ func TestMetrics(t *testing.T) {
 func TestInvalidListNamesDoNotBreakMetrics(t *testing.T) {
 	ts := startServer(t)
 	for _, name := range []string{"x\xff", "x\xfe", "x\uFFFD"} {
-		if err := ts.store.Add(name, "l", store.Last, false); err != nil {
+		if err := ts.store.Add(context.Background(), name, "l", store.Last, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,7 +130,7 @@ func TestInvalidListNamesDoNotBreakMetrics(t *testing.T) {
 
 func TestJournalMetrics(t *testing.T) {
 	ts := startJournaledServer(t, t.TempDir(), journal.Options{})
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	for i := range 5 {
 		ts.expect(t, fmt.Sprintf("/sts/ADD?FILENAME=l&LINE=%d", i), okBody(""))
 	}

@@ -25,13 +25,12 @@ type reply struct {
 	command string
 	fail    *failure // nil when the command succeeded
 	layout  layout
-	value   *string            // READ, FIND
-	values  []string           // READMULTI; EXPORT's lines
-	length  *int               // LENGTH, INITFILE, LOAD, SAVE
-	lists   []store.ListLength // STATUS
-	failed  []loadFailure      // STATUS: the startup loads that failed
-	loaded  map[string]string  // STATUS: Server.loadedFrom
-	config  []setting          // CONFIG
+	value   *string          // READ, FIND
+	values  []string         // READMULTI; EXPORT's lines
+	length  *int             // LENGTH, INITFILE, LOAD, SAVE
+	lists   []store.ListInfo // STATUS
+	failed  []loadFailure    // STATUS: the startup loads that failed
+	config  []setting        // CONFIG
 }
 
 // setting is one line of the CONFIG answer.
@@ -82,6 +81,9 @@ const (
 	reasonLimit            = "limit_exceeded"
 	reasonNotRecorded      = "not_recorded"
 	reasonUnavailable      = "unavailable"
+	// reasonBackendUnavailable is a store that cannot be reached (Redis down): HTTP 503 in both
+	// forms, like the server's own refusals, so that clients and load balancers retry.
+	reasonBackendUnavailable = "backend_unavailable"
 )
 
 func okReply(command string) reply { return reply{command: command} }

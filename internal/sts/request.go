@@ -21,6 +21,7 @@ type request struct {
 	params map[string]string // query parameters, with the form body's over them for POST
 	body   []byte            // the raw body of a bulk load (POST /sts/LOAD), which is not a form
 	json   bool              // the client opted in to the JSON form
+	list   string            // FILENAME, for the commands that name a list (route.list)
 }
 
 // knownMethods are the methods of the original; it compares them case-insensitively.

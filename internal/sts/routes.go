@@ -31,6 +31,9 @@ const (
 type route struct {
 	run     func(*Server, *request) reply
 	methods []string // nil: all six methods
+	// list says the command names a list in FILENAME, its first parameter: dispatch checks that
+	// it is there and puts it in request.list.
+	list bool
 }
 
 var (
@@ -40,19 +43,19 @@ var (
 )
 
 var routes = map[string]route{
-	cmdInitFile:  {run: (*Server).initFile},
-	cmdRead:      {run: (*Server).read},
-	cmdReadMulti: {run: (*Server).readMulti},
-	cmdAdd:       {run: (*Server).add, methods: getOrPost},
-	cmdFind:      {run: (*Server).find, methods: getOrPost},
-	cmdLength:    {run: (*Server).length},
+	cmdInitFile:  {run: (*Server).initFile, list: true},
+	cmdRead:      {run: (*Server).read, list: true},
+	cmdReadMulti: {run: (*Server).readMulti, list: true},
+	cmdAdd:       {run: (*Server).add, methods: getOrPost, list: true},
+	cmdFind:      {run: (*Server).find, methods: getOrPost, list: true},
+	cmdLength:    {run: (*Server).length, list: true},
 	cmdStatus:    {run: (*Server).status},
-	cmdSave:      {run: (*Server).save},
-	cmdReset:     {run: (*Server).reset},
+	cmdSave:      {run: (*Server).save, list: true},
+	cmdReset:     {run: (*Server).reset, list: true},
 	cmdConfig:    {run: (*Server).config},
 	cmdStop:      {run: (*Server).stopCommand},
-	cmdLoad:      {run: (*Server).load, methods: postOnly},
-	cmdExport:    {run: (*Server).export, methods: getOrHead},
+	cmdLoad:      {run: (*Server).load, methods: postOnly, list: true},
+	cmdExport:    {run: (*Server).export, methods: getOrHead, list: true},
 }
 
 func (rt route) allows(method string) bool {
@@ -89,5 +92,13 @@ func (s *Server) dispatch(req *request, command string) reply {
 	case "":
 		return koUnknownCommand()
 	}
-	return routes[command].run(s, req)
+	rt := routes[command]
+	if rt.list {
+		name, present := req.params["FILENAME"]
+		if !present {
+			return koMissing(command, "FILENAME")
+		}
+		req.list = name
+	}
+	return rt.run(s, req)
 }

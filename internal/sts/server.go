@@ -30,18 +30,10 @@ type Server struct {
 	htmlContentType []string
 	now             func() time.Time // SAVE's timestamp clock
 
-	phase    atomic.Int32    // starting, serving or stopping
-	restored map[string]bool // the lists a restored state had when startup loading began
+	phase atomic.Int32 // starting, serving or stopping
 	// authToken is the token requests must carry ("" for none): Config.AuthToken, until
 	// SetAuthToken replaces it.
 	authToken atomic.Pointer[string]
-	// loadedFrom holds, per list, the SHA-256 of the content it was last replaced with, when it
-	// came from a startup source (--load, --load-dir) or a LOAD REPLACE. STATUS reports it, so
-	// that the operator knows which version of a dataset the running server holds, even after
-	// the server restarted and loaded its files again. In memory only: a list restored from the
-	// journal has none until it is loaded again.
-	loadedMu   sync.Mutex
-	loadedFrom map[string]string
 	// loadFailures are the startup loads that failed, set once startup loading is done.
 	loadFailures atomic.Pointer[[]loadFailure]
 	stop         chan struct{}
@@ -50,7 +42,7 @@ type Server struct {
 }
 
 // The phases of a server's life. /readyz answers 200 only while serving. Commands run while
-// serving, and while starting unless the store is being restored (Config.Durable).
+// serving, and while starting unless Config.WaitForStartup.
 const (
 	phaseStarting int32 = iota
 	phaseServing
@@ -60,7 +52,7 @@ const (
 // NewServer returns a server for cfg that keeps its lists in st. It fails on an unknown charset.
 func NewServer(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
 	cfg = cfg.withDefaults()
-	s := &Server{cfg: cfg, store: st, log: log, now: time.Now, stop: make(chan struct{}), loadedFrom: map[string]string{}}
+	s := &Server{cfg: cfg, store: st, log: log, now: time.Now, stop: make(chan struct{})}
 	s.authToken.Store(&cfg.AuthToken)
 	for _, c := range []struct {
 		setting, name string
@@ -157,7 +149,11 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	rep := s.dispatch(req, command)
-	s.write(w, req, rep, http.StatusOK)
+	if rep.fail != nil && rep.fail.reason == reasonBackendUnavailable {
+		s.refuse(w, req, rep)
+	} else {
+		s.write(w, req, rep, http.StatusOK)
+	}
 	s.metrics.ObserveCommand(metricName(rep.command), rep.fail == nil, time.Since(start))
 	if rep.command == cmdStop && rep.fail == nil {
 		s.requestStop()
@@ -168,7 +164,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) unavailable(command string) (reply, bool) {
 	switch s.phase.Load() {
 	case phaseStarting:
-		if s.cfg.Durable {
+		if s.cfg.WaitForStartup {
 			return ko(command, http.StatusServiceUnavailable, reasonUnavailable, "Server is starting, retry later !"), true
 		}
 	case phaseStopping:

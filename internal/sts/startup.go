@@ -1,6 +1,8 @@
 package sts
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,11 +14,12 @@ import (
 // LoadAtStartup loads the lists the configuration names, in this order: InitFiles (the
 // original's initFileAtStartup), then LoadDirs, then Loads, so that a later source replaces an
 // earlier list of the same name. Each load is logged with its line count; a failure is logged,
-// kept for STATUS's JSON form (loadFailures) and skipped. With Config.Durable, a source whose
-// list the restored state already has is not loaded (and that is logged): the state holds what
+// kept for STATUS's JSON form (loadFailures) and skipped. Each goes through store.LoadOnce: a
+// list that the store already holds from the same content (another server sharing the backend
+// loaded it), or that a journal restored, is kept and that is logged, since the store holds what
 // clients did with it. Afterwards /readyz answers 200. Call it once the listener is up, as the
 // original does, and after restoring.
-func (s *Server) LoadAtStartup() {
+func (s *Server) LoadAtStartup(ctx context.Context) {
 	defer s.phase.CompareAndSwap(phaseStarting, phaseServing)
 	var failures []loadFailure
 	defer func() { s.loadFailures.Store(&failures) }()
@@ -24,26 +27,19 @@ func (s *Server) LoadAtStartup() {
 		s.log.Error(msg, "list", list, "source", source, "error", err)
 		failures = append(failures, loadFailure{list: list, source: source, message: err})
 	}
-	s.restored = map[string]bool{}
-	if s.cfg.Durable {
-		for _, l := range s.store.Lengths() {
-			s.restored[l.Name] = true
-		}
-	}
 	names, err := s.initFileNames()
 	if err != nil {
 		fail("Could not list the init files", "", sourceInitFiles, err.Error())
 	}
 	for _, name := range names {
-		if s.keepRestored(name) {
-			continue
+		lines, sum, rep := s.readDatasetFile(name)
+		if rep == nil {
+			loaded := s.loadOnce(ctx, name, lines, sum, filepath.Join(s.cfg.DatasetDir, name))
+			rep = &loaded
 		}
-		rep := s.initFileNamed(name)
 		if rep.fail != nil {
 			fail("Could not load list", name, sourceInitFiles, rep.fail.message)
-			continue
 		}
-		s.log.Info("Loaded list", "list", name, "lines", *rep.length, "source", filepath.Join(s.cfg.DatasetDir, name))
 	}
 	for _, d := range s.cfg.LoadDirs {
 		names, err := s.matchingNames(d.Dir, d.Match, true)
@@ -52,13 +48,13 @@ func (s *Server) LoadAtStartup() {
 			continue
 		}
 		for _, name := range names {
-			if err := s.loadFile(name, filepath.Join(d.Dir, name)); err != nil {
+			if err := s.loadFile(ctx, name, filepath.Join(d.Dir, name)); err != nil {
 				fail("Could not load list", name, filepath.Join(d.Dir, name), err.Error())
 			}
 		}
 	}
 	for _, l := range s.cfg.Loads {
-		if err := s.loadFile(l.List, l.Path); err != nil {
+		if err := s.loadFile(ctx, l.List, l.Path); err != nil {
 			fail("Could not load list", l.List, l.Path, err.Error())
 		}
 	}
@@ -130,29 +126,29 @@ func (s *Server) matchingNames(dir, pattern string, regularOnly bool) ([]string,
 	return names, nil
 }
 
-// loadFile loads the file at path into the list named list, and logs it.
-func (s *Server) loadFile(list, path string) error {
-	if s.keepRestored(list) {
-		return nil
-	}
+// loadFile loads the file at path into the list named list.
+func (s *Server) loadFile(ctx context.Context, list, path string) error {
 	lines, sum, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
-	if err == nil {
-		err = s.replace(list, lines, sum)
-	}
 	if err != nil {
 		return err
 	}
-	s.log.Info("Loaded list", "list", list, "lines", len(lines), "source", path)
+	if rep := s.loadOnce(ctx, list, lines, sum, path); rep.fail != nil {
+		return errors.New(rep.fail.message)
+	}
 	return nil
 }
 
-// keepRestored reports, and logs, that a startup source is skipped because the restored state
-// has its list.
-func (s *Server) keepRestored(list string) bool {
-	if !s.restored[list] {
-		return false
+// loadOnce hands a startup source's lines to store.LoadOnce and logs what it did.
+func (s *Server) loadOnce(ctx context.Context, list string, lines []string, sum, source string) reply {
+	loaded, err := s.store.LoadOnce(ctx, list, lines, sum)
+	if err != nil {
+		return storeFailure(cmdInitFile, list, err)
 	}
-	n, _ := s.store.Length(list)
-	s.log.Info("Kept the restored list instead of loading it", "list", list, "lines", n)
-	return true
+	if !loaded {
+		n, _ := s.store.Length(ctx, list)
+		s.log.Info("Kept the list the store holds instead of loading it", "list", list, "lines", n, "source", source)
+		return okReply(cmdInitFile)
+	}
+	s.log.Info("Loaded list", "list", list, "lines", len(lines), "source", source)
+	return okReply(cmdInitFile)
 }

@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -25,7 +26,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 func TestLoadAtStartupCommaList(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.InitFiles = " a.csv ,b.csv,,missing.csv,../x, a+b.csv" })
 	writeFiles(t, ts.dir, map[string]string{"a.csv": "1\n2\n", "b.csv": "3\n", "a+b.csv": "literal\n"})
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	ts.expect(t, "/sts/STATUS", "<html><title>OK</title>\n<body>\na+b.csv = 1<br />\na.csv = 2<br />\nb.csv = 1<br />\n</body></html>")
 	log := ts.log.String()
 	for _, want := range []string{
@@ -53,7 +54,7 @@ func TestLoadAtStartupRegex(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(ts.dir, "dir.csv"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	ts.expect(t, "/sts/STATUS", "<html><title>OK</title>\n<body>\ndata1.csv = 1<br />\ndata2.csv = 2<br />\n</body></html>")
 	if log := ts.log.String(); !strings.Contains(log, `list=dir.csv source=initFileAtStartup error="dir.csv (Is a directory)"`) {
 		t.Errorf("the directory's failure is not logged:\n%s", log)
@@ -79,7 +80,7 @@ func TestLoadAtStartupExtensions(t *testing.T) {
 		c.Loads = []Load{{List: "emails", Path: other}, {List: "users.txt", Path: other}, {List: "gone", Path: other + ".missing"}}
 	})
 	writeFiles(t, ts.dir, map[string]string{"init.csv": "i\n"})
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	want := map[string][]string{
 		"init.csv":  {"i"},
 		"link.txt":  {"r"},
@@ -129,8 +130,9 @@ func TestLoadAtStartupExtensions(t *testing.T) {
 func TestStatusWithoutLoadFailures(t *testing.T) {
 	ts := startServer(t, func(c *Config) { c.InitFiles = "a.csv" })
 	ts.writeFile(t, "a.csv", "1\n")
-	ts.srv.LoadAtStartup()
-	want := `{"ok":true,"command":"STATUS","lists":[{"name":"a.csv","length":1}],"total":1}` + "\n"
+	ts.srv.LoadAtStartup(context.Background())
+	// An init file is a startup source like --load: STATUS names the digest of what it loaded.
+	want := `{"ok":true,"command":"STATUS","lists":[{"name":"a.csv","length":1,"loadedSha256":"4355a46b19d348dc2f57c046f8ef63d4538ebb936000f3c9ee954a27460dd865"}],"total":1}` + "\n"
 	if got := ts.do(t, http.MethodGet, "/sts/STATUS?FORMAT=JSON", "", "").body; got != want {
 		t.Errorf("STATUS after a clean start: %q, want %q", got, want)
 	}

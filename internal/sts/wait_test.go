@@ -1,6 +1,7 @@
 package sts
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -173,7 +174,7 @@ func TestWaitEndsWhenTheClientLeaves(t *testing.T) {
 // TestDrainEndsWaitsAndRefusesCommands checks the start of a graceful stop.
 func TestDrainEndsWaitsAndRefusesCommands(t *testing.T) {
 	ts := startServer(t)
-	ts.srv.LoadAtStartup()
+	ts.srv.LoadAtStartup(context.Background())
 	ts.expect(t, "/sts/ADD?FILENAME=l&LINE=x", okBody(""))
 	ts.expect(t, "/sts/READ?FILENAME=l&KEEP=FALSE", okBody("x"))
 	answer := ts.background(t, "/sts/READ?FILENAME=l&WAIT=60000")
@@ -191,7 +192,7 @@ func TestDrainEndsWaitsAndRefusesCommands(t *testing.T) {
 	if a := ts.do(t, http.MethodGet, "/healthz", "", ""); a.status != http.StatusOK {
 		t.Errorf("/healthz while stopping: %d", a.status)
 	}
-	if n, _ := ts.store.Length("l"); n != 0 {
+	if n, _ := ts.store.Length(context.Background(), "l"); n != 0 {
 		t.Errorf("the refused ADD added a line")
 	}
 }

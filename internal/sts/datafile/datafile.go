@@ -137,10 +137,11 @@ func (e *TooLargeError) Error() string {
 // file that does not exist, or a name holding NUL, gives ErrFileNotFound; a
 // file that exists but cannot be read (a directory, including dir itself for
 // the name "", or an unreadable file) gives a *FileError; a file of more than
-// maxBytes bytes, if maxBytes > 0, a *TooLargeError.
-func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, error) {
+// maxBytes bytes, if maxBytes > 0, a *TooLargeError. It also returns the
+// SHA-256 of the file's bytes (hex), as ReadLinesFrom does.
+func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, string, error) {
 	if strings.ContainsRune(name, 0) {
-		return nil, ErrFileNotFound
+		return nil, "", ErrFileNotFound
 	}
 	shown := name
 	if shown == "" {
@@ -153,7 +154,13 @@ func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, error) {
 // ReadLines; a *FileError shows path as given. It also returns the SHA-256 of
 // the file's bytes (hex), by which a startup source is told apart from another.
 func ReadLinesFrom(path string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
-	content, err := readContent(path, path, maxBytes)
+	return readLines(path, path, cs, maxBytes)
+}
+
+// readLines reads the file at path, splits it and hashes it; errors show the
+// path as shown.
+func readLines(path, shown string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
+	content, err := readContent(path, shown, maxBytes)
 	if err != nil {
 		return nil, "", err
 	}
@@ -164,15 +171,6 @@ func ReadLinesFrom(path string, cs Charset, maxBytes int64) (lines []string, sha
 	lines = SplitLines(cs.Decode(content))
 	digest := <-sum
 	return lines, hex.EncodeToString(digest[:]), nil
-}
-
-// readLines reads the file at path and splits it.
-func readLines(path, shown string, cs Charset, maxBytes int64) ([]string, error) {
-	content, err := readContent(path, shown, maxBytes)
-	if err != nil {
-		return nil, err
-	}
-	return SplitLines(cs.Decode(content)), nil
 }
 
 // readContent reads the file at path, a regular file of at most maxBytes

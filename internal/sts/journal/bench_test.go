@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 const restoreLines = 1_000_000
@@ -22,12 +24,12 @@ func BenchmarkRestore(b *testing.B) {
 	for i := range lines {
 		lines[i] = fmt.Sprintf("%031d", i)
 	}
-	m := store.NewMemory()
+	m := memory.New()
 	j, err := Open(ctx, fromSnapshot, m, Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := m.Replace("l", lines); err != nil {
+	if err := m.Replace(context.Background(), "l", lines, ""); err != nil {
 		b.Fatal(err)
 	}
 	if err := j.Snapshot(); err != nil {
@@ -40,13 +42,13 @@ func BenchmarkRestore(b *testing.B) {
 
 	restore := func(dir string) time.Duration {
 		start := time.Now()
-		m := store.NewMemory()
+		m := memory.New()
 		j, err := Open(ctx, dir, m, Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		took := time.Since(start)
-		if n, err := m.Length("l"); err != nil || n != restoreLines {
+		if n, err := m.Length(context.Background(), "l"); err != nil || n != restoreLines {
 			b.Fatalf("restored %d lines, %v", n, err)
 		}
 		if err := j.Close(); err != nil {
@@ -72,10 +74,10 @@ func BenchmarkRestore(b *testing.B) {
 func writeAddJournal(b *testing.B, dir string, lines []string) {
 	b.Helper()
 	rec := &batchRecorder{}
-	m := store.NewMemory()
+	m := memory.New()
 	m.StartRecording(rec)
 	for _, line := range lines {
-		if err := m.Add("l", line, store.Last, false); err != nil {
+		if err := m.Add(context.Background(), "l", line, store.Last, false); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -92,7 +94,7 @@ type batchRecorder struct {
 
 func (r *batchRecorder) MaxChange() int64 { return (&Journal{}).MaxChange() }
 
-func (r *batchRecorder) Record(change []byte) (uint64, store.Commit) {
+func (r *batchRecorder) Record(change []byte) (uint64, memory.Commit) {
 	r.seq++
 	var err error
 	if r.buf, err = appendRecord(r.buf, r.seq, change); err != nil {

@@ -38,7 +38,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 // Policy says when a change is acknowledged, that is when its Commit's Wait returns.
@@ -75,12 +75,12 @@ type Options struct {
 	Log         *slog.Logger // nil: no logging
 }
 
-// State is what a journal restores into and snapshots: a *store.Memory.
+// State is what a journal restores into and snapshots: a *memory.Memory.
 type State interface {
 	RestoreList(name string, seq uint64, lines []string)
 	Replay(seq uint64, change []byte) error
 	Dump(emit func(name string, seq uint64, lines []string) error) error
-	StartRecording(rec store.Recorder)
+	StartRecording(rec memory.Recorder)
 }
 
 // ErrClosed is the failure of a change recorded after Close.
@@ -89,7 +89,7 @@ var ErrClosed = errors.New("journal: closed")
 // segmentMagic starts every journal segment.
 const segmentMagic = "STSJRNL1"
 
-// Journal is an open state directory; it implements store.Recorder. Create it with Open.
+// Journal is an open state directory; it implements memory.Recorder. Create it with Open.
 type Journal struct {
 	dir   string
 	state State
@@ -120,7 +120,7 @@ type Journal struct {
 	snapshotMu   sync.Mutex     // one snapshot at a time
 }
 
-var _ store.Recorder = (*Journal)(nil)
+var _ memory.Recorder = (*Journal)(nil)
 
 // batch is the records that one write (and one fsync) takes: a group commit. Its Wait is the
 // Commit of each of its records.
@@ -133,7 +133,7 @@ type batch struct {
 
 func newBatch(segment uint64) *batch { return &batch{segment: segment, done: make(chan struct{})} }
 
-// Wait implements store.Commit.
+// Wait implements memory.Commit.
 func (b *batch) Wait() error {
 	<-b.done
 	return b.err
@@ -340,8 +340,8 @@ func syncDir(dir string) error {
 	return d.Sync()
 }
 
-// Record implements store.Recorder.
-func (j *Journal) Record(change []byte) (uint64, store.Commit) {
+// Record implements memory.Recorder.
+func (j *Journal) Record(change []byte) (uint64, memory.Commit) {
 	j.mu.Lock()
 	j.seq++
 	seq := j.seq
@@ -367,7 +367,7 @@ func (j *Journal) Record(change []byte) (uint64, store.Commit) {
 	return seq, b
 }
 
-// MaxChange implements store.Recorder: a frame's payload holds the sequence number too.
+// MaxChange implements memory.Recorder: a frame's payload holds the sequence number too.
 func (j *Journal) MaxChange() int64 { return maxFrame - binary.MaxVarintLen64 }
 
 // appendRecord appends the frame of a journal record: its sequence number, then the change. On

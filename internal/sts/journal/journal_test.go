@@ -16,17 +16,18 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
 var ctx = context.Background()
 
 // open opens dir into a new store and closes the journal at the end of the test.
-func open(t testing.TB, dir string, opts Options) (*store.Memory, *Journal, *syncbuf.Buffer) {
+func open(t testing.TB, dir string, opts Options) (*memory.Memory, *Journal, *syncbuf.Buffer) {
 	t.Helper()
 	logs := &syncbuf.Buffer{}
 	opts.Log = slog.New(slog.NewTextHandler(logs, nil))
-	m := store.NewMemory()
+	m := memory.New()
 	j, err := Open(ctx, dir, m, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -36,11 +37,11 @@ func open(t testing.TB, dir string, opts Options) (*store.Memory, *Journal, *syn
 }
 
 // contents is every list of a store with its lines.
-func contents(t testing.TB, m *store.Memory) map[string][]string {
+func contents(t testing.TB, m *memory.Memory) map[string][]string {
 	t.Helper()
 	all := map[string][]string{}
-	for _, l := range m.Lengths() {
-		lines, err := m.Lines(l.Name)
+	for _, l := range lengths(m) {
+		lines, err := m.Lines(context.Background(), l.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func sameContents(t testing.TB, got, want map[string][]string) {
 }
 
 // churn runs random operations of every kind on m, RANDOM picks included.
-func churn(t testing.TB, m *store.Memory, seed uint64, steps int) {
+func churn(t testing.TB, m *memory.Memory, seed uint64, steps int) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	names := []string{"a", "b", "c", "", "ünï\x00code"}
@@ -72,7 +73,7 @@ func churn(t testing.TB, m *store.Memory, seed uint64, steps int) {
 		var err error
 		switch k := r.IntN(100); {
 		case k < 35:
-			err = m.Add(name, line, store.Position(r.IntN(2)), r.IntN(4) == 0)
+			err = m.Add(context.Background(), name, line, store.Position(r.IntN(2)), r.IntN(4) == 0)
 		case k < 60:
 			_, err = m.Read(ctx, name, store.Position(r.IntN(3)), 1+r.IntN(3), r.IntN(2) == 0, 0)
 		case k < 70:
@@ -82,13 +83,13 @@ func churn(t testing.TB, m *store.Memory, seed uint64, steps int) {
 			for n := range lines {
 				lines[n] = fmt.Sprintf("%s-r%d", line, n)
 			}
-			err = m.Replace(name, lines)
+			err = m.Replace(context.Background(), name, lines, "")
 		case k < 88:
-			err = m.Insert(name, []string{line + "-x", line + "-y"}, store.Position(r.IntN(2)))
+			err = m.Insert(context.Background(), name, []string{line + "-x", line + "-y"}, store.Position(r.IntN(2)))
 		case k < 92:
-			_, err = m.Reset(name)
+			_, err = m.Reset(context.Background(), name)
 		default:
-			err = m.Ensure(fmt.Sprintf("e%d", r.IntN(3)))
+			err = m.Ensure(context.Background(), fmt.Sprintf("e%d", r.IntN(3)))
 		}
 		var short *store.ShortListError
 		if err != nil && !errors.Is(err, store.ErrEmpty) && !errors.Is(err, store.ErrNotLoaded) &&
@@ -134,7 +135,7 @@ func TestSnapshotBoundsTheJournal(t *testing.T) {
 	dir := t.TempDir()
 	m, j, _ := open(t, dir, Options{SnapshotBytes: 4 << 10})
 	for i := range 5000 {
-		if err := m.Add("l", fmt.Sprintf("line-%d", i), store.Last, false); err != nil {
+		if err := m.Add(context.Background(), "l", fmt.Sprintf("line-%d", i), store.Last, false); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := m.Read(ctx, "l", store.First, 1, false, 0); err != nil {
@@ -158,7 +159,7 @@ func addLines(t *testing.T, dir string, n int) string {
 	t.Helper()
 	m, j, _ := open(t, dir, Options{})
 	for i := range n {
-		if err := m.Add("l", fmt.Sprintf("line-%03d", i), store.Last, false); err != nil {
+		if err := m.Add(context.Background(), "l", fmt.Sprintf("line-%03d", i), store.Last, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -257,7 +258,7 @@ func TestCorruptionIsRefused(t *testing.T) {
 			if err := os.WriteFile(path, damaged, 0o640); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Open(ctx, dir, store.NewMemory(), Options{})
+			_, err := Open(ctx, dir, memory.New(), Options{})
 			var corrupt *CorruptError
 			if !errors.As(err, &corrupt) || corrupt.Path != path || corrupt.Offset != int64(offset) {
 				t.Fatalf("Open: %v, want a CorruptError at %s offset %d", err, path, offset)
@@ -278,7 +279,7 @@ func TestTornRecordInAnEarlierSegmentIsCorruption(t *testing.T) {
 	if err := os.WriteFile(first, data[:len(data)-3], 0o640); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(ctx, dir, store.NewMemory(), Options{})
+	_, err := Open(ctx, dir, memory.New(), Options{})
 	var corrupt *CorruptError
 	if !errors.As(err, &corrupt) || corrupt.Path != first {
 		t.Fatalf("Open: %v, want a CorruptError in %s", err, first)
@@ -290,10 +291,10 @@ func TestCorruptSnapshotIsRefused(t *testing.T) {
 	makeSnapshot := func(t *testing.T) (string, string) {
 		dir := t.TempDir()
 		m, j, _ := open(t, dir, Options{})
-		if err := m.Replace("l", numberedLines(0, 3000)); err != nil {
+		if err := m.Replace(context.Background(), "l", numberedLines(0, 3000), ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Replace("m", numberedLines(0, 10)); err != nil {
+		if err := m.Replace(context.Background(), "m", numberedLines(0, 10), ""); err != nil {
 			t.Fatal(err)
 		}
 		if err := j.Snapshot(); err != nil {
@@ -318,7 +319,7 @@ func TestCorruptSnapshotIsRefused(t *testing.T) {
 			if err := os.WriteFile(path, damage(data), 0o640); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Open(ctx, dir, store.NewMemory(), Options{})
+			_, err := Open(ctx, dir, memory.New(), Options{})
 			var corrupt *CorruptError
 			if !errors.As(err, &corrupt) || corrupt.Path != path {
 				t.Fatalf("Open: %v, want a CorruptError in %s", err, path)
@@ -337,16 +338,16 @@ func TestCorruptSnapshotIsRefused(t *testing.T) {
 func TestOneServerPerDirectory(t *testing.T) {
 	dir := t.TempDir()
 	m, j, _ := open(t, dir, Options{})
-	if err := m.Add("l", "from the first", store.Last, false); err != nil {
+	if err := m.Add(context.Background(), "l", "from the first", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(ctx, dir, store.NewMemory(), Options{})
+	_, err := Open(ctx, dir, memory.New(), Options{})
 	var locked *LockedError
 	if !errors.As(err, &locked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d on", os.Getpid())) {
 		t.Fatalf("second Open: %v, want a LockedError naming pid %d", err, os.Getpid())
 	}
 
-	second := store.NewMemory()
+	second := memory.New()
 	opened := make(chan error, 1)
 	logs := &syncbuf.Buffer{}
 	go func() {
@@ -374,7 +375,7 @@ func TestOneServerPerDirectory(t *testing.T) {
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := Open(cancelled, dir, store.NewMemory(), Options{WaitForLock: true}); !errors.Is(err, context.Canceled) {
+	if _, err := Open(cancelled, dir, memory.New(), Options{WaitForLock: true}); !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled wait: %v", err)
 	}
 }
@@ -389,7 +390,7 @@ func TestGroupCommit(t *testing.T) {
 	for w := range writers {
 		wg.Go(func() {
 			for i := range each {
-				if err := m.Add(fmt.Sprint(w), fmt.Sprint(i), store.Last, false); err != nil {
+				if err := m.Add(context.Background(), fmt.Sprint(w), fmt.Sprint(i), store.Last, false); err != nil {
 					t.Error(err)
 					return
 				}
@@ -410,11 +411,11 @@ func TestGroupCommit(t *testing.T) {
 // closed, and later changes are refused instead of being acknowledged.
 func TestFailureStopsRecording(t *testing.T) {
 	m, j, logs := open(t, t.TempDir(), Options{})
-	if err := m.Add("l", "a", store.Last, false); err != nil {
+	if err := m.Add(context.Background(), "l", "a", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	j.file.Close() // the next write fails
-	if err := m.Add("l", "b", store.Last, false); !errors.Is(err, store.ErrNotRecorded) {
+	if err := m.Add(context.Background(), "l", "b", store.Last, false); !errors.Is(err, store.ErrNotRecorded) {
 		t.Fatalf("Add after a write failure: %v, want ErrNotRecorded", err)
 	}
 	select {
@@ -436,7 +437,7 @@ func TestCloseRefusesLaterChanges(t *testing.T) {
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Add("l", "late", store.Last, false); !errors.Is(err, ErrClosed) {
+	if err := m.Add(context.Background(), "l", "late", store.Last, false); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Add after Close: %v, want ErrClosed", err)
 	}
 }
@@ -444,7 +445,7 @@ func TestCloseRefusesLaterChanges(t *testing.T) {
 // dumpHook runs before(name) during a snapshot, once the list name has been copied and before
 // the next is: a client's change that lands while the snapshot is written.
 type dumpHook struct {
-	*store.Memory
+	*memory.Memory
 	before func(name string)
 }
 
@@ -462,17 +463,17 @@ func (h *dumpHook) Dump(emit func(string, uint64, []string) error) error {
 // records must still be numbered above it, or the restart after that would skip them as applied.
 func TestRecordsAfterARestartAreNumberedAboveTheSnapshotsLists(t *testing.T) {
 	dir := t.TempDir()
-	h := &dumpHook{Memory: store.NewMemory()}
+	h := &dumpHook{Memory: memory.New()}
 	j, err := Open(ctx, dir, h, Options{Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"x0", "x1", "x2"} {
-		if err := h.Add("x", line, store.Last, false); err != nil {
+		if err := h.Add(context.Background(), "x", line, store.Last, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := h.Add("a", "a0", store.Last, false); err != nil {
+	if err := h.Add(context.Background(), "a", "a0", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	h.before = func(name string) {
@@ -502,7 +503,7 @@ func TestRecordsAfterARestartAreNumberedAboveTheSnapshotsLists(t *testing.T) {
 	if _, err := m.Read(ctx, "x", store.First, 1, false, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Add("x", "added", store.Last, false); err != nil {
+	if err := m.Add(context.Background(), "x", "added", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	want := contents(t, m)
@@ -511,4 +512,10 @@ func TestRecordsAfterARestartAreNumberedAboveTheSnapshotsLists(t *testing.T) {
 	}
 	restored, _, _ := open(t, dir, Options{})
 	sameContents(t, contents(t, restored), want)
+}
+
+// lengths is every list of m with its length, sorted by name.
+func lengths(m *memory.Memory) []store.ListInfo {
+	infos, _ := m.Lists(context.Background())
+	return infos
 }

@@ -8,13 +8,13 @@ import (
 	"io"
 	"os"
 
-	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 // A snapshot is every list at the time it was taken, after the magic snapshotMagic, as frames:
 //
 //	'L' uvarint seq, uvarint line count, uvarint name length, name   a list begins
-//	'D' the lines in store.EncodeLines form                          some of its lines
+//	'D' the lines in memory.EncodeLines form                          some of its lines
 //	'E' uvarint list count, uvarint journal seq                      the end
 //
 // seq is the sequence number of the list's last change record that the snapshot holds; journal
@@ -81,7 +81,7 @@ func writeSnapshot(path string, st State, seq uint64, stop <-chan struct{}) (err
 			}
 			chunk := lines[:n]
 			lines = lines[n:]
-			err = put(func(b []byte) []byte { return store.EncodeLines(append(b, frameLines), chunk) })
+			err = put(func(b []byte) []byte { return memory.EncodeLines(append(b, frameLines), chunk) })
 		}
 		return err
 	})
@@ -165,7 +165,7 @@ func readSnapshot(path string, st State) (uint64, error) {
 			name, lines, open = fields, make([]string, 0, want), true
 			lists++
 		case frameLines:
-			chunk, err := store.DecodeLines(fields)
+			chunk, err := memory.DecodeLines(fields)
 			if err != nil || !open || uint64(len(lines)+len(chunk)) > want {
 				return 0, bad("lines that belong to no list, or more than it announced")
 			}

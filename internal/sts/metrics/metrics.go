@@ -16,6 +16,7 @@
 package metrics
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -120,7 +121,18 @@ func (c *listCollector) Describe(ch chan<- *prometheus.Desc) {
 // name that is not valid UTF-8 is shown with U+FFFD; if that makes it equal to a name already
 // shown, it counts among the others.
 func (c *listCollector) Collect(ch chan<- prometheus.Metric) {
-	lengths := c.st.Lengths()
+	ctx, cancel := context.WithTimeout(context.Background(), collectTimeout)
+	defer cancel()
+	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	gauge(c.waiting, float64(c.st.Waiting()))
+	if sizer, ok := c.st.(store.Sizer); ok {
+		gauge(c.bytes, float64(sizer.Bytes()))
+	}
+	lengths, err := c.st.Lists(ctx)
+	if err != nil {
+		// The backend is down (sts_backend_up says so): no list figures rather than false zeros.
+		return
+	}
 	shown := make(map[string]bool, min(len(lengths), c.maxLists))
 	var total, others, otherLines int
 	for _, l := range lengths {
@@ -134,11 +146,11 @@ func (c *listCollector) Collect(ch chan<- prometheus.Metric) {
 		others++
 		otherLines += l.Length
 	}
-	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
 	gauge(c.otherLists, float64(others))
 	gauge(c.otherLines, float64(otherLines))
 	gauge(c.lists, float64(len(lengths)))
 	gauge(c.lines, float64(total))
-	gauge(c.bytes, float64(c.st.Bytes()))
-	gauge(c.waiting, float64(c.st.Waiting()))
 }
+
+// collectTimeout bounds the store's answer to a scrape, well within Prometheus' default 10 s.
+const collectTimeout = 5 * time.Second

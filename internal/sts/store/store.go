@@ -1,19 +1,11 @@
-// Package store is the table server's list engine: named, ordered lists of lines with the
-// original STS semantics (READ and FIND with KEEP move a line to the end, keys are never deleted).
+// Package store is the contract between the table server's protocol and the engines that hold
+// its lists: named, ordered lists of lines with the original STS semantics (READ and FIND with
+// KEEP move a line to the end, keys are never deleted).
 //
-// Store is the contract the HTTP layer codes against; Memory is the in-memory implementation.
-//
-// Inside Memory, a list (list.go) is a chunkList (chunklist.go): its lines cut into chunks of at
-// most 1024 (chunk.go). Lines enter only at the two ends; a removal inside a chunk leaves a hole
-// marked in the chunk's bitmap, and sparse chunks are packed or merged so that memory follows the
-// line count. A Fenwick tree over the chunk lengths (fenwick.go) finds the i-th line in
-// O(log n), which is what RANDOM reads and FIND hits need. Unique adds look lines up in a map of
-// line counts that a list builds on its first unique add.
-//
-// Two more concerns hook into the same place, the list primitives of list.go, through which every
-// change goes: a Recorder (the journal, change.go) gets one record per operation before the
-// operation returns, and reads that wait for lines (wait.go) are served when lines arrive.
-// Limits (limits.go) are checked before a list grows.
+// Two backends implement Store: memory (the default, in this process, with an optional journal)
+// and redis (Redis or Valkey, shared by any number of table servers). storetest is the
+// conformance suite both pass. The protocol layer maps the errors defined here, one answer per
+// error, and never looks behind the interface.
 package store
 
 import (
@@ -44,10 +36,13 @@ var (
 	ErrDuplicate = errors.New("store: line already in the list")
 	// ErrNoMatch means Find scanned the whole list without a hit.
 	ErrNoMatch = errors.New("store: no line matches")
-	// ErrNotRecorded means the change was made in memory but its record could not be made
-	// durable (the journal failed or is closed): it is not acknowledged, and a restart may or
-	// may not show it. The error wraps the recorder's.
+	// ErrNotRecorded means the change was made but could not be made durable (the journal failed
+	// or is closed, or too few Redis replicas acknowledged it): it is not acknowledged, and a
+	// restart or a failover may or may not show it. The error wraps the backend's.
 	ErrNotRecorded = errors.New("store: the change could not be recorded")
+	// ErrUnavailable means the backend cannot be reached (Redis down, or failing over): nothing
+	// was changed that the caller could count on. The error wraps the backend's.
+	ErrUnavailable = errors.New("store: the backend is unavailable")
 )
 
 // ShortListError is returned by Read when it is asked for more lines than the list holds.
@@ -60,18 +55,26 @@ func (e *ShortListError) Error() string {
 	return fmt.Sprintf("store: %d lines asked for, the list has %d", e.Want, e.Have)
 }
 
-// ListLength is one entry of Lengths.
-type ListLength struct {
+// ListInfo describes one list, as Lists reports it.
+type ListInfo struct {
 	Name   string
 	Length int
+	// Digest is the SHA-256 (hex) of the content the list was last replaced with by Replace or
+	// LoadOnce with a digest; "" when its last replacement had none, or it was never replaced.
+	Digest string
 }
 
+// Matcher is FIND's test of a line. An error stops the scan and is returned as it is.
+type Matcher func(line string) (bool, error)
+
 // Store holds named lists of lines. Every method is safe for concurrent use, and each operation
-// is atomic with respect to the list it touches. A change returns only once its record is durable
-// when the store records changes (see Recorder); otherwise ErrNotRecorded.
+// is atomic with respect to the list it touches, across every process that shares the backend.
+// A change returns only once it is durable in the backend's own sense (the journal, replica
+// acknowledgements); otherwise ErrNotRecorded. A backend that cannot be reached answers
+// ErrUnavailable. Every call ends when ctx does.
 type Store interface {
 	// Length reports how many lines the list holds; ErrNotLoaded if there is no such list.
-	Length(name string) (int, error)
+	Length(ctx context.Context, name string) (int, error)
 
 	// Read picks n lines one after the other, each against the list as the previous picks left it
 	// (First = index 0, Last = the last index, Random = uniform), and removes them. With keep, the
@@ -80,51 +83,76 @@ type Store interface {
 	// Errors, in this order: ErrNotLoaded, ErrEmpty, *ShortListError.
 	//
 	// With a positive wait, a read that would fail with one of these errors waits up to wait for
-	// the lines to arrive instead (waiting reads are served in arrival order, see wait.go); it
-	// returns the error it meets when the wait ends, or ctx's error if ctx ends first.
+	// the lines to arrive instead, woken by a change made through any server sharing the
+	// backend; it returns the error it meets when the wait ends, or ctx's error if ctx ends
+	// first.
 	Read(ctx context.Context, name string, pos Position, n int, keep bool, wait time.Duration) ([]string, error)
 
 	// Find scans the list front to back, removes the first line that match accepts and returns it;
 	// with keep the line is appended to the end. An error from match stops the scan and is
 	// returned with the list unchanged. Other errors: ErrNotLoaded, ErrEmpty, ErrNoMatch, after
-	// which a positive wait waits for a matching line as Read does. match runs under the list's
-	// lock.
-	Find(ctx context.Context, name string, match func(line string) (bool, error), keep bool, wait time.Duration) (string, error)
+	// which a positive wait waits for a matching line as Read does.
+	Find(ctx context.Context, name string, match Matcher, keep bool, wait time.Duration) (string, error)
 
 	// Add inserts line at the front (First) or the end (Last), creating the list if it is new,
 	// even when the Add then fails. With unique, a line equal to one already in the list is
 	// refused with ErrDuplicate. A line over a limit is refused with a *LimitError.
-	Add(name, line string, pos Position, unique bool) error
+	Add(ctx context.Context, name, line string, pos Position, unique bool) error
 
 	// Insert adds lines at the front (First) or the end (Last) in one atomic step, keeping their
 	// order, creating the list if it is new. It fails with a *LimitError, and then changes
 	// nothing, when one line or the result would exceed a limit.
-	Insert(name string, lines []string, pos Position) error
+	Insert(ctx context.Context, name string, lines []string, pos Position) error
 
 	// Ensure creates an empty list if there is none with this name.
-	Ensure(name string) error
+	Ensure(ctx context.Context, name string) error
 
-	// Replace creates the list or replaces its content with lines. The store may keep the slice:
-	// the caller hands over ownership and must not use it afterwards. Over a limit it fails with
-	// a *LimitError and changes nothing.
-	Replace(name string, lines []string) error
+	// Replace creates the list or replaces its content with lines, and records digest (the
+	// SHA-256 of the content they came from, "" for none) as the list's Digest. The store may keep
+	// the slice: the caller hands over ownership. Over a limit it fails with a *LimitError and
+	// changes nothing.
+	Replace(ctx context.Context, name string, lines []string, digest string) error
+
+	// LoadOnce is a startup load of a dataset whose content has the given digest: it replaces the
+	// list as Replace does, unless the store already holds what such a load would give it, and
+	// reports whether it loaded. The list is kept when its Digest is digest (another server
+	// sharing the backend loaded the same content, which clients may have consumed since), and,
+	// in a store restored from disk, when the restored state has the list at all. Concurrent
+	// LoadOnce calls with the same digest load it once.
+	LoadOnce(ctx context.Context, name string, lines []string, digest string) (bool, error)
 
 	// Lines returns a copy of the list's lines in order; ErrNotLoaded if there is no such list.
-	Lines(name string) ([]string, error)
+	Lines(ctx context.Context, name string) ([]string, error)
 
 	// Reset empties the list and reports whether it existed. It never creates a list.
-	Reset(name string) (bool, error)
+	Reset(ctx context.Context, name string) (bool, error)
 
-	// Lengths reports every list, empty ones included, sorted by name in byte order.
-	Lengths() []ListLength
+	// Lists reports every list, empty ones included, sorted by name in byte order.
+	Lists(ctx context.Context) ([]ListInfo, error)
 
-	// Bytes is the size of all the lines held, the figure that Limits.MaxTotalBytes bounds.
-	Bytes() int64
-
-	// Waiting is the number of reads waiting for lines.
+	// Waiting is the number of reads of this process waiting for lines.
 	Waiting() int
 
 	// EndWaits ends every wait: waiting reads answer as if their wait were over, and later
-	// reads do not wait. A server calls it when it stops.
+	// reads do not wait. A server calls it when it begins to stop.
 	EndWaits()
+
+	// Close releases what the store holds (connections); call it once the server has stopped.
+	Close() error
+}
+
+// Sizer is a store that knows the size of its lines cheaply (the memory store); metrics show it
+// when the store has it.
+type Sizer interface {
+	// Bytes is the size of all the lines held, the figure that Limits.MaxTotalBytes bounds.
+	Bytes() int64
+}
+
+// Backend is what a shared backend tells the server about its connection, for /readyz and
+// metrics. A store without it is always up.
+type Backend interface {
+	// Name is the backend's name in metrics and CONFIG: "memory" or "redis".
+	Name() string
+	// Ping reports whether the backend answers now; nil when it does.
+	Ping(ctx context.Context) error
 }

@@ -20,19 +20,19 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts"
-	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 // startServer runs a real table server on a loopback port and returns its URL and store.
-func startServer(t *testing.T, token string) (string, *store.Memory) {
+func startServer(t *testing.T, token string) (string, *memory.Memory) {
 	t.Helper()
 	return startServerBehind(t, token, func(h http.Handler) http.Handler { return h })
 }
 
 // startServerBehind is startServer with a wrapper around the server's handler.
-func startServerBehind(t *testing.T, token string, wrap func(http.Handler) http.Handler) (string, *store.Memory) {
+func startServerBehind(t *testing.T, token string, wrap func(http.Handler) http.Handler) (string, *memory.Memory) {
 	t.Helper()
-	st := store.NewMemory()
+	st := memory.New()
 	cfg := sts.DefaultConfig()
 	cfg.AuthToken = token
 	srv, err := sts.NewServer(cfg, st, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -69,7 +69,7 @@ func printed(t *testing.T, stdout string) []string {
 func TestConsumeDrainsEveryLineOnce(t *testing.T) {
 	url, st := startServer(t, "")
 	want := numbered("single", 3000)
-	st.Replace("single.csv", slices.Clone(want))
+	st.Replace(context.Background(), "single.csv", slices.Clone(want), "")
 
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"consume", "-url", url, "-list", "single.csv", "-workers", "8", "-print"}, &stdout, &stderr)
@@ -81,7 +81,7 @@ func TestConsumeDrainsEveryLineOnce(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("consumed %d lines, want the %d input lines exactly once", len(got), len(want))
 	}
-	if n, _ := st.Length("single.csv"); n != 0 {
+	if n, _ := st.Length(context.Background(), "single.csv"); n != 0 {
 		t.Errorf("list length after the run = %d, want 0", n)
 	}
 	if summary := stderr.String(); !strings.Contains(summary, "stsload consume list=single.csv read=3000 refused=0 failed=0") {
@@ -95,7 +95,7 @@ func TestConsumeDrainsEveryLineOnce(t *testing.T) {
 func TestLedgerRecordsWhatEachConsumerRead(t *testing.T) {
 	url, st := startServer(t, "")
 	want := numbered("single", 2000)
-	st.Replace("single.csv", slices.Clone(want))
+	st.Replace(context.Background(), "single.csv", slices.Clone(want), "")
 	var broken atomic.Bool
 	ledgerURL, ledger := startServerBehind(t, "", func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -122,14 +122,14 @@ func TestLedgerRecordsWhatEachConsumerRead(t *testing.T) {
 		t.Fatal("no request reached the ledger")
 	}
 	for name, out := range stdout {
-		lines, err := ledger.Lines(name + ".lines")
+		lines, err := ledger.Lines(context.Background(), name+".lines")
 		if err != nil {
 			t.Fatalf("ledger list %s.lines: %v", name, err)
 		}
 		if got := printed(t, out.String()); !slices.Equal(lines, got) {
 			t.Errorf("ledger %s.lines holds %d lines, but the consumer printed %d (or another order)", name, len(lines), len(got))
 		}
-		summary, err := ledger.Lines(name + ".summary")
+		summary, err := ledger.Lines(context.Background(), name+".summary")
 		wantSummary := fmt.Sprintf("stsload consume list=single.csv read=%d refused=0 failed=0", len(lines))
 		if err != nil || !slices.Equal(summary, []string{wantSummary}) {
 			t.Errorf("ledger %s.summary = %q (%v), want %q", name, summary, err, wantSummary)
@@ -166,7 +166,7 @@ func TestQueueKeepsOrderAcrossProducerAndConsumer(t *testing.T) {
 
 func TestKOStopsTheRun(t *testing.T) {
 	url, st := startServer(t, "right")
-	st.Replace("l", []string{"a"})
+	st.Replace(context.Background(), "l", []string{"a"}, "")
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(tokenFile, []byte("wrong\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -238,7 +238,7 @@ func TestBadCommandLines(t *testing.T) {
 
 func TestDurationEndsKeepReads(t *testing.T) {
 	url, st := startServer(t, "")
-	st.Replace("logins", []string{"alice", "bob"})
+	st.Replace(context.Background(), "logins", []string{"alice", "bob"}, "")
 	start := time.Now()
 	var stderr bytes.Buffer
 	err := run(context.Background(), []string{"consume", "-url", url, "-list", "logins", "-keep", "-mode", "RANDOM", "-duration", "300ms", "-rate", "100"}, io.Discard, &stderr)
@@ -248,7 +248,7 @@ func TestDurationEndsKeepReads(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 5*time.Second {
 		t.Errorf("run took %v, want about -duration", elapsed)
 	}
-	if n, _ := st.Length("logins"); n != 2 {
+	if n, _ := st.Length(context.Background(), "logins"); n != 2 {
 		t.Errorf("KEEP=TRUE reads left %d lines, want 2", n)
 	}
 	if strings.Contains(stderr.String(), "read=0 ") {

@@ -1,9 +1,11 @@
-package store
+package memory
 
 import (
 	"maps"
 	"slices"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // checkInvariants fails the test if any list of m breaks the engine's internal rules.
@@ -85,7 +87,7 @@ func TestLocateFindsEveryLine(t *testing.T) {
 	m := storeWith(lines)
 	l := m.lists["l"]
 	// Random removals make the chunks uneven, so the Fenwick tree has real work to do.
-	if _, err := m.Read(ctx, "l", Random, 2*chunkCap, false, 0); err != nil {
+	if _, err := m.Read(ctx, "l", store.Random, 2*chunkCap, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := slices.Collect(l.lines.all())
@@ -102,12 +104,12 @@ func TestLocateFindsEveryLine(t *testing.T) {
 func TestRandomDrainGivesMemoryBack(t *testing.T) {
 	lines := numbered(100 * chunkCap)
 	original := lines[:len(lines):len(lines)] // the store owns lines, but the test may look
-	m := NewMemory()
-	m.Replace("l", lines)
+	m := New()
+	m.Replace(ctx, "l", lines, "")
 	l := m.lists["l"]
 
 	const left = 1000
-	if _, err := m.Read(ctx, "l", Random, len(original)-left, false, 0); err != nil {
+	if _, err := m.Read(ctx, "l", store.Random, len(original)-left, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	checkInvariants(t, m)
@@ -123,7 +125,7 @@ func TestRandomDrainGivesMemoryBack(t *testing.T) {
 		t.Errorf("the Replace slice still holds %d lines, only %d remain in the list", n, left)
 	}
 
-	if _, err := m.Read(ctx, "l", Random, left, false, 0); err != nil {
+	if _, err := m.Read(ctx, "l", store.Random, left, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if l.lines.chunks != nil || l.lines.inner != nil {
@@ -147,23 +149,23 @@ func countNonEmpty(lines []string) int {
 func TestUniqueIndexIsLazyAndDroppedWhenEmptied(t *testing.T) {
 	m := storeWith(months)
 	l := m.lists["l"]
-	if _, err := m.Read(ctx, "l", First, 1, true, 0); err != nil {
+	if _, err := m.Read(ctx, "l", store.First, 1, true, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Add("l", "x", Last, false); err != nil {
+	if err := m.Add(ctx, "l", "x", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	if l.counts != nil {
 		t.Fatal("a list never used with UNIQUE has an index")
 	}
-	if err := m.Add("l", "y", Last, true); err != nil {
+	if err := m.Add(ctx, "l", "y", store.Last, true); err != nil {
 		t.Fatal(err)
 	}
 	if l.counts == nil {
 		t.Fatal("a unique Add left no index")
 	}
 	checkInvariants(t, m)
-	if _, err := m.Read(ctx, "l", First, len(months)+2, false, 0); err != nil {
+	if _, err := m.Read(ctx, "l", store.First, len(months)+2, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if l.counts != nil {
@@ -172,14 +174,14 @@ func TestUniqueIndexIsLazyAndDroppedWhenEmptied(t *testing.T) {
 }
 
 func TestSmallListsStaySmall(t *testing.T) {
-	m := NewMemory()
+	m := New()
 	for _, line := range months {
-		if err := m.Add("l", line, First, false); err != nil {
+		if err := m.Add(ctx, "l", line, store.First, false); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for range 3 * chunkCap { // rotate: the list must not grow or reallocate its way up
-		if _, err := m.Read(ctx, "l", First, 1, true, 0); err != nil {
+		if _, err := m.Read(ctx, "l", store.First, 1, true, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

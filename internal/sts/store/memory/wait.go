@@ -1,10 +1,12 @@
-package store
+package memory
 
 import (
 	"context"
 	"errors"
 	"slices"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // Reads that wait. A read with a positive wait that the list cannot satisfy yet (not loaded,
@@ -43,8 +45,8 @@ func (t taken) result() ([]string, error) {
 
 // canWaitFor reports whether a read that failed with err may wait for lines.
 func canWaitFor(err error) bool {
-	var short *ShortListError
-	return errors.Is(err, ErrNotLoaded) || errors.Is(err, ErrEmpty) || errors.Is(err, ErrNoMatch) || errors.As(err, &short)
+	var short *store.ShortListError
+	return errors.Is(err, store.ErrNotLoaded) || errors.Is(err, store.ErrEmpty) || errors.Is(err, store.ErrNoMatch) || errors.As(err, &short)
 }
 
 // take runs a read, waiting up to wait for the list to be able to satisfy it.
@@ -57,7 +59,7 @@ func (m *Memory) take(ctx context.Context, name string, req takeRequest, wait ti
 	case waiting:
 		l = m.lockPending(name)
 	default:
-		return nil, ErrNotLoaded
+		return nil, store.ErrNotLoaded
 	}
 	lines, c, err := m.takeLocked(l, &req)
 	if err == nil || !waiting || !canWaitFor(err) {
@@ -174,10 +176,10 @@ func (m *Memory) dropPending(l *list) {
 	}
 }
 
-// Waiting implements Store.
+// Waiting implements store.Store.
 func (m *Memory) Waiting() int { return int(m.waiting.Load()) }
 
-// EndWaits implements Store.
+// EndWaits implements store.Store.
 func (m *Memory) EndWaits() { m.endWaits.Do(func() { close(m.waitsEnded) }) }
 
 func (m *Memory) waitsOver() bool {

@@ -1,10 +1,12 @@
-package store
+package memory
 
 import (
 	"errors"
 	"fmt"
 	"sync"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // TestConcurrentConsumersReadEveryLineOnce has 64 goroutines drain a 100 000-line list with
@@ -17,13 +19,13 @@ func TestConcurrentConsumersReadEveryLineOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	for c := range consumers {
 		wg.Go(func() {
-			pos := []Position{First, Random}[c%2]
+			pos := []store.Position{store.First, store.Random}[c%2]
 			n := 1 + c%3
 			for {
 				read, err := m.Read(ctx, "l", pos, n, false, 0)
-				var short *ShortListError
+				var short *store.ShortListError
 				switch {
-				case errors.Is(err, ErrEmpty):
+				case errors.Is(err, store.ErrEmpty):
 					return
 				case errors.As(err, &short):
 					n = 1
@@ -58,16 +60,16 @@ func TestConcurrentConsumersReadEveryLineOnce(t *testing.T) {
 // once, creating the lists on the way, and checks that no operation was lost.
 func TestConcurrentListsAreIndependent(t *testing.T) {
 	const lists, adds = 16, 2000
-	m := NewMemory()
+	m := New()
 	var wg sync.WaitGroup
 	for i := range lists {
 		name := fmt.Sprint("list-", i)
 		wg.Go(func() {
 			for j := range adds {
-				if err := m.Add(name, fmt.Sprint(j%(adds/2)), Position(j%2), true); err != nil && !errors.Is(err, ErrDuplicate) {
+				if err := m.Add(ctx, name, fmt.Sprint(j%(adds/2)), store.Position(j%2), true); err != nil && !errors.Is(err, store.ErrDuplicate) {
 					t.Error(err)
 				}
-				if _, err := m.Read(ctx, name, First, 1, true, 0); err != nil {
+				if _, err := m.Read(ctx, name, store.First, 1, true, 0); err != nil {
 					t.Error(err)
 				}
 			}
@@ -75,11 +77,11 @@ func TestConcurrentListsAreIndependent(t *testing.T) {
 	}
 	wg.Go(func() {
 		for range adds {
-			m.Lengths()
+			lengths(m)
 		}
 	})
 	wg.Wait()
-	lengths := m.Lengths()
+	lengths := lengths(m)
 	if len(lengths) != lists {
 		t.Fatalf("%d lists, want %d", len(lengths), lists)
 	}

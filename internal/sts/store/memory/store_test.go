@@ -1,4 +1,4 @@
-package store
+package memory
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 var months = []string{"Jan", "Feb", "Mar", "Apr", "May", "June"}
@@ -16,9 +18,9 @@ var months = []string{"Jan", "Feb", "Mar", "Apr", "May", "June"}
 var ctx = context.Background()
 
 func storeWith(lines []string) *Memory {
-	m := NewMemory()
+	m := New()
 	if lines != nil {
-		m.Replace("l", slices.Clone(lines))
+		m.Replace(ctx, "l", slices.Clone(lines), "")
 	}
 	return m
 }
@@ -29,7 +31,7 @@ func scriptRandom(t *testing.T, m *Memory, indexes []int) {
 	t.Helper()
 	m.intN = func(n int) int {
 		if len(indexes) == 0 {
-			t.Fatalf("unexpected Random pick over %d lines", n)
+			t.Fatalf("unexpected store.Random pick over %d lines", n)
 		}
 		i := indexes[0]
 		indexes = indexes[1:]
@@ -40,7 +42,7 @@ func scriptRandom(t *testing.T, m *Memory, indexes []int) {
 	}
 	t.Cleanup(func() {
 		if len(indexes) > 0 {
-			t.Errorf("scripted Random indexes %v were never used", indexes)
+			t.Errorf("scripted store.Random indexes %v were never used", indexes)
 		}
 	})
 }
@@ -48,7 +50,7 @@ func scriptRandom(t *testing.T, m *Memory, indexes []int) {
 // checkErr compares err with want: a sentinel by errors.Is, a *ShortListError by value.
 func checkErr(t *testing.T, err, want error) {
 	t.Helper()
-	var short, wantShort *ShortListError
+	var short, wantShort *store.ShortListError
 	switch {
 	case errors.As(want, &wantShort):
 		if !errors.As(err, &short) || *short != *wantShort {
@@ -62,7 +64,7 @@ func checkErr(t *testing.T, err, want error) {
 // checkLines fails unless list name holds exactly want.
 func checkLines(t *testing.T, m *Memory, name string, want []string) {
 	t.Helper()
-	got, err := m.Lines(name)
+	got, err := m.Lines(ctx, name)
 	if err != nil {
 		t.Fatalf("Lines(%q): %v", name, err)
 	}
@@ -74,7 +76,7 @@ func checkLines(t *testing.T, m *Memory, name string, want []string) {
 func TestRead(t *testing.T) {
 	tests := map[string]struct {
 		lines   []string // nil: no list
-		pos     Position
+		pos     store.Position
 		n       int
 		keep    bool
 		random  []int // the indexes Random picks, in order
@@ -82,33 +84,33 @@ func TestRead(t *testing.T) {
 		wantErr error
 		after   []string
 	}{
-		"FIRST with KEEP rotates": {lines: months, pos: First, n: 1, keep: true,
+		"FIRST with KEEP rotates": {lines: months, pos: store.First, n: 1, keep: true,
 			want: []string{"Jan"}, after: []string{"Feb", "Mar", "Apr", "May", "June", "Jan"}},
-		"FIRST without KEEP removes": {lines: months, pos: First, n: 1,
+		"FIRST without KEEP removes": {lines: months, pos: store.First, n: 1,
 			want: []string{"Jan"}, after: months[1:]},
-		"LAST with KEEP changes nothing": {lines: months, pos: Last, n: 1, keep: true,
+		"LAST with KEEP changes nothing": {lines: months, pos: store.Last, n: 1, keep: true,
 			want: []string{"June"}, after: months},
-		"LAST without KEEP removes": {lines: months, pos: Last, n: 1,
+		"LAST without KEEP removes": {lines: months, pos: store.Last, n: 1,
 			want: []string{"June"}, after: months[:5]},
-		"RANDOM with KEEP moves the line to the end": {lines: months, pos: Random, n: 1, keep: true, random: []int{2},
+		"RANDOM with KEEP moves the line to the end": {lines: months, pos: store.Random, n: 1, keep: true, random: []int{2},
 			want: []string{"Mar"}, after: []string{"Jan", "Feb", "Apr", "May", "June", "Mar"}},
-		"RANDOM without KEEP removes": {lines: months, pos: Random, n: 1, random: []int{5},
+		"RANDOM without KEEP removes": {lines: months, pos: store.Random, n: 1, random: []int{5},
 			want: []string{"June"}, after: months[:5]},
-		"READMULTI FIRST with KEEP": {lines: months, pos: First, n: 2, keep: true,
+		"READMULTI FIRST with KEEP": {lines: months, pos: store.First, n: 2, keep: true,
 			want: []string{"Jan", "Feb"}, after: []string{"Mar", "Apr", "May", "June", "Jan", "Feb"}},
-		"READMULTI LAST with KEEP reverses the tail": {lines: months, pos: Last, n: 2, keep: true,
+		"READMULTI LAST with KEEP reverses the tail": {lines: months, pos: store.Last, n: 2, keep: true,
 			want: []string{"June", "May"}, after: []string{"Jan", "Feb", "Mar", "Apr", "June", "May"}},
-		"READMULTI LAST returns lines last first": {lines: months, pos: Last, n: 3,
+		"READMULTI LAST returns lines last first": {lines: months, pos: store.Last, n: 3,
 			want: []string{"June", "May", "Apr"}, after: months[:3]},
-		"READMULTI RANDOM picks against the shrinking list": {lines: months, pos: Random, n: 3, keep: true, random: []int{0, 0, 3},
+		"READMULTI RANDOM picks against the shrinking list": {lines: months, pos: store.Random, n: 3, keep: true, random: []int{0, 0, 3},
 			want: []string{"Jan", "Feb", "June"}, after: []string{"Mar", "Apr", "May", "Jan", "Feb", "June"}},
-		"READMULTI the whole list": {lines: months, pos: First, n: 6,
+		"READMULTI the whole list": {lines: months, pos: store.First, n: 6,
 			want: months, after: []string{}},
-		"unknown list": {pos: First, n: 1, wantErr: ErrNotLoaded},
-		"empty list":   {lines: []string{}, pos: First, n: 1, wantErr: ErrEmpty, after: []string{}},
-		"an empty list is checked before the count": {lines: []string{}, pos: Last, n: 5, wantErr: ErrEmpty, after: []string{}},
-		"more lines than the list holds": {lines: months, pos: First, n: 7,
-			wantErr: &ShortListError{Want: 7, Have: 6}, after: months},
+		"unknown list": {pos: store.First, n: 1, wantErr: store.ErrNotLoaded},
+		"empty list":   {lines: []string{}, pos: store.First, n: 1, wantErr: store.ErrEmpty, after: []string{}},
+		"an empty list is checked before the count": {lines: []string{}, pos: store.Last, n: 5, wantErr: store.ErrEmpty, after: []string{}},
+		"more lines than the list holds": {lines: months, pos: store.First, n: 7,
+			wantErr: &store.ShortListError{Want: 7, Have: 6}, after: months},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -128,12 +130,12 @@ func TestRead(t *testing.T) {
 
 func TestReadRefusesBadArguments(t *testing.T) {
 	tests := map[string]struct {
-		pos Position
+		pos store.Position
 		n   int
 	}{
-		"zero lines":       {First, 0},
-		"negative count":   {Last, -1},
-		"unknown position": {Position(7), 1},
+		"zero lines":       {store.First, 0},
+		"negative count":   {store.Last, -1},
+		"unknown position": {store.Position(7), 1},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -149,7 +151,7 @@ func TestReadRefusesBadArguments(t *testing.T) {
 func TestReadLastKeepReturnsTheSameLineForever(t *testing.T) {
 	m := storeWith(months)
 	for range 5 {
-		got, err := m.Read(ctx, "l", Last, 1, true, 0)
+		got, err := m.Read(ctx, "l", store.Last, 1, true, 0)
 		if err != nil || !slices.Equal(got, []string{"June"}) {
 			t.Fatalf("Read = %q, %v; want [June]", got, err)
 		}
@@ -170,7 +172,7 @@ func TestReadFirstKeepRotatesALongList(t *testing.T) {
 	lines := numbered(3*chunkCap + 17) // several chunks
 	m := storeWith(lines)
 	for i := range 2 * len(lines) {
-		got, err := m.Read(ctx, "l", First, 1, true, 0)
+		got, err := m.Read(ctx, "l", store.First, 1, true, 0)
 		if err != nil || got[0] != lines[i%len(lines)] {
 			t.Fatalf("read %d = %q, %v; want %q", i, got, err, lines[i%len(lines)])
 		}
@@ -181,7 +183,7 @@ func TestReadFirstKeepRotatesALongList(t *testing.T) {
 func TestRandomReadsAreDistinctAndCoverTheList(t *testing.T) {
 	lines := numbered(5 * chunkCap)
 	m := storeWith(lines)
-	got, err := m.Read(ctx, "l", Random, len(lines), false, 0)
+	got, err := m.Read(ctx, "l", store.Random, len(lines), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +202,7 @@ func TestRandomReadsAreUniform(t *testing.T) {
 	m := storeWith(lines)
 	counts := map[string]int{}
 	for range reads {
-		got, err := m.Read(ctx, "l", Random, 1, true, 0)
+		got, err := m.Read(ctx, "l", store.Random, 1, true, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -218,48 +220,48 @@ func TestAdd(t *testing.T) {
 	tests := map[string]struct {
 		lines   []string // nil: no list
 		line    string
-		pos     Position
+		pos     store.Position
 		unique  bool
 		wantErr error
 		after   []string
 	}{
-		"FIRST inserts at the front":  {lines: []string{"a", "b"}, line: "x", pos: First, after: []string{"x", "a", "b"}},
-		"LAST appends":                {lines: []string{"a", "b"}, line: "x", pos: Last, after: []string{"a", "b", "x"}},
-		"a new name creates the list": {line: "x", pos: Last, after: []string{"x"}},
-		"an empty line is a line":     {lines: []string{"a"}, line: "", pos: Last, after: []string{"a", ""}},
-		"duplicates are allowed without UNIQUE": {lines: []string{"a", "b"}, line: "a", pos: Last,
+		"FIRST inserts at the front":  {lines: []string{"a", "b"}, line: "x", pos: store.First, after: []string{"x", "a", "b"}},
+		"LAST appends":                {lines: []string{"a", "b"}, line: "x", pos: store.Last, after: []string{"a", "b", "x"}},
+		"a new name creates the list": {line: "x", pos: store.Last, after: []string{"x"}},
+		"an empty line is a line":     {lines: []string{"a"}, line: "", pos: store.Last, after: []string{"a", ""}},
+		"duplicates are allowed without UNIQUE": {lines: []string{"a", "b"}, line: "a", pos: store.Last,
 			after: []string{"a", "b", "a"}},
-		"UNIQUE refuses an equal line": {lines: []string{"a", "b"}, line: "b", pos: First, unique: true,
-			wantErr: ErrDuplicate, after: []string{"a", "b"}},
-		"UNIQUE compares exactly": {lines: []string{"a", "b"}, line: "B", pos: First, unique: true,
+		"UNIQUE refuses an equal line": {lines: []string{"a", "b"}, line: "b", pos: store.First, unique: true,
+			wantErr: store.ErrDuplicate, after: []string{"a", "b"}},
+		"UNIQUE compares exactly": {lines: []string{"a", "b"}, line: "B", pos: store.First, unique: true,
 			after: []string{"B", "a", "b"}},
-		"UNIQUE adds a new line": {lines: []string{"a", "b"}, line: "c", pos: Last, unique: true,
+		"UNIQUE adds a new line": {lines: []string{"a", "b"}, line: "c", pos: store.Last, unique: true,
 			after: []string{"a", "b", "c"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			m := storeWith(tc.lines)
-			checkErr(t, m.Add("l", tc.line, tc.pos, tc.unique), tc.wantErr)
+			checkErr(t, m.Add(ctx, "l", tc.line, tc.pos, tc.unique), tc.wantErr)
 			checkLines(t, m, "l", tc.after)
 		})
 	}
 }
 
 func TestAddRefusesRandomButCreatesTheList(t *testing.T) {
-	m := NewMemory()
-	if err := m.Add("l", "x", Random, false); err == nil {
-		t.Fatal("Add at Random succeeded, want an error")
+	m := New()
+	if err := m.Add(ctx, "l", "x", store.Random, false); err == nil {
+		t.Fatal("Add at store.Random succeeded, want an error")
 	}
 	checkLines(t, m, "l", []string{})
 }
 
 func TestUniqueIndexFollowsEveryChange(t *testing.T) {
-	m := NewMemory()
+	m := New()
 	step := 0
 	add := func(line string, wantErr error) {
 		t.Helper()
 		step++
-		if err := m.Add("l", line, Last, true); !errors.Is(err, wantErr) {
+		if err := m.Add(ctx, "l", line, store.Last, true); !errors.Is(err, wantErr) {
 			t.Fatalf("step %d: unique Add(%q) = %v, want %v", step, line, err, wantErr)
 		}
 		checkInvariants(t, m)
@@ -270,7 +272,7 @@ func TestUniqueIndexFollowsEveryChange(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	read := func(pos Position, keep bool) {
+	read := func(pos store.Position, keep bool) {
 		t.Helper()
 		_, err := m.Read(ctx, "l", pos, 1, keep, 0)
 		do(err)
@@ -281,27 +283,27 @@ func TestUniqueIndexFollowsEveryChange(t *testing.T) {
 
 	add("a", nil)
 	add("b", nil)
-	add("a", ErrDuplicate)
-	read(First, false) // [b]
-	add("a", nil)      // [b a]
-	read(First, true)  // [a b]
-	add("b", ErrDuplicate)
+	add("a", store.ErrDuplicate)
+	read(store.First, false) // [b]
+	add("a", nil)            // [b a]
+	read(store.First, true)  // [a b]
+	add("b", store.ErrDuplicate)
 	_, err := m.Find(ctx, "l", equals("a"), false, 0) // [b]
 	do(err)
 	add("a", nil) // [b a]
-	do(m.Add("l", "c", Last, false))
-	do(m.Add("l", "c", First, false)) // [c b a c]: c twice
-	add("c", ErrDuplicate)
-	read(Last, false) // [c b a]
-	add("c", ErrDuplicate)
-	read(First, false) // [b a]
-	add("c", nil)      // [b a c]
-	m.Replace("l", []string{"x", "y"})
+	do(m.Add(ctx, "l", "c", store.Last, false))
+	do(m.Add(ctx, "l", "c", store.First, false)) // [c b a c]: c twice
+	add("c", store.ErrDuplicate)
+	read(store.Last, false) // [c b a]
+	add("c", store.ErrDuplicate)
+	read(store.First, false) // [b a]
+	add("c", nil)            // [b a c]
+	m.Replace(ctx, "l", []string{"x", "y"}, "")
 	add("a", nil)
-	add("x", ErrDuplicate)
-	m.Reset("l")
+	add("x", store.ErrDuplicate)
+	m.Reset(ctx, "l")
 	add("x", nil)
-	read(First, false) // empty
+	read(store.First, false) // empty
 	add("x", nil)
 	checkLines(t, m, "l", []string{"x"})
 }
@@ -329,7 +331,7 @@ func TestFind(t *testing.T) {
 		"a hit on the last line": {lines: []string{"a", "b", "c"}, match: contains("c"), keep: true,
 			want: "c", wantCalls: 3, after: []string{"a", "b", "c"}},
 		"no hit leaves the list unchanged": {lines: []string{"a", "b"}, match: contains("z"), keep: true,
-			wantErr: ErrNoMatch, wantCalls: 2, after: []string{"a", "b"}},
+			wantErr: store.ErrNoMatch, wantCalls: 2, after: []string{"a", "b"}},
 		"an error from match stops the scan": {lines: []string{"a", "b", "c"},
 			match: func(line string) (bool, error) {
 				if line == "b" {
@@ -338,8 +340,8 @@ func TestFind(t *testing.T) {
 				return line == "c", nil
 			},
 			wantErr: errRegex, wantCalls: 2, after: []string{"a", "b", "c"}},
-		"empty list":   {lines: []string{}, match: contains(""), wantErr: ErrEmpty, after: []string{}},
-		"unknown list": {match: contains(""), wantErr: ErrNotLoaded},
+		"empty list":   {lines: []string{}, match: contains(""), wantErr: store.ErrEmpty, after: []string{}},
+		"unknown list": {match: contains(""), wantErr: store.ErrNotLoaded},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -361,20 +363,20 @@ func TestFind(t *testing.T) {
 }
 
 func TestReplaceCreatesOrReplaces(t *testing.T) {
-	m := NewMemory()
-	m.Replace("l", []string{"a", "b"})
+	m := New()
+	m.Replace(ctx, "l", []string{"a", "b"}, "")
 	checkLines(t, m, "l", []string{"a", "b"})
-	m.Replace("l", []string{"c"})
+	m.Replace(ctx, "l", []string{"c"}, "")
 	checkLines(t, m, "l", []string{"c"})
-	m.Replace("l", nil)
+	m.Replace(ctx, "l", nil, "")
 	checkLines(t, m, "l", []string{})
 }
 
 func TestReplaceKeepsTheSliceWithoutPerLineWork(t *testing.T) {
 	lines := numbered(100 * chunkCap)
-	m := NewMemory()
+	m := New()
 	// Replacing with the same slice again is safe here because nothing changes the list between.
-	allocs := testing.AllocsPerRun(5, func() { m.Replace("l", lines) })
+	allocs := testing.AllocsPerRun(5, func() { m.Replace(ctx, "l", lines, "") })
 	if maxAllocs := float64(len(lines)/chunkCap + 10); allocs > maxAllocs {
 		t.Fatalf("Replace of %d lines made %.0f allocations, want at most %.0f (one per chunk)",
 			len(lines), allocs, maxAllocs)
@@ -384,88 +386,97 @@ func TestReplaceKeepsTheSliceWithoutPerLineWork(t *testing.T) {
 
 func TestLinesReturnsACopy(t *testing.T) {
 	m := storeWith(months)
-	got, err := m.Lines("l")
+	got, err := m.Lines(ctx, "l")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got[0] = "changed"
 	checkLines(t, m, "l", months)
-	if _, err := m.Lines("missing"); !errors.Is(err, ErrNotLoaded) {
+	if _, err := m.Lines(ctx, "missing"); !errors.Is(err, store.ErrNotLoaded) {
 		t.Fatalf("Lines of an unknown list: %v, want ErrNotLoaded", err)
 	}
 }
 
 func TestResetEmptiesButNeverCreates(t *testing.T) {
 	m := storeWith(months)
-	if existed, err := m.Reset("l"); !existed || err != nil {
+	if existed, err := m.Reset(ctx, "l"); !existed || err != nil {
 		t.Fatal("Reset of an existing list reported false")
 	}
 	checkLines(t, m, "l", []string{})
-	if existed, err := m.Reset("missing"); existed || err != nil {
+	if existed, err := m.Reset(ctx, "missing"); existed || err != nil {
 		t.Fatal("Reset of an unknown list reported true")
 	}
-	if _, err := m.Length("missing"); !errors.Is(err, ErrNotLoaded) {
+	if _, err := m.Length(ctx, "missing"); !errors.Is(err, store.ErrNotLoaded) {
 		t.Fatalf("Length after Reset of an unknown list: %v, want ErrNotLoaded", err)
 	}
 }
 
 func TestEnsure(t *testing.T) {
 	m := storeWith(months)
-	m.Ensure("l")
+	m.Ensure(ctx, "l")
 	checkLines(t, m, "l", months)
-	m.Ensure("new")
+	m.Ensure(ctx, "new")
 	checkLines(t, m, "new", []string{})
 }
 
 func TestLength(t *testing.T) {
 	m := storeWith(months)
-	if n, err := m.Length("l"); n != 6 || err != nil {
+	if n, err := m.Length(ctx, "l"); n != 6 || err != nil {
 		t.Fatalf("Length = %d, %v; want 6", n, err)
 	}
-	if _, err := m.Length("missing"); !errors.Is(err, ErrNotLoaded) {
+	if _, err := m.Length(ctx, "missing"); !errors.Is(err, store.ErrNotLoaded) {
 		t.Fatalf("Length of an unknown list: %v, want ErrNotLoaded", err)
 	}
 }
 
 func TestLengthsListsEveryKeySortedByBytes(t *testing.T) {
-	m := NewMemory()
-	if got := m.Lengths(); len(got) != 0 {
+	m := New()
+	if got := lengths(m); len(got) != 0 {
 		t.Fatalf("Lengths of a new store = %v, want none", got)
 	}
 	for _, name := range []string{"b", "é", "B", "a", ""} {
-		if err := m.Add(name, "x", Last, false); err != nil {
+		if err := m.Add(ctx, name, "x", store.Last, false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m.Ensure("c")
-	if err := m.Add("a", "y", Last, false); err != nil {
+	m.Ensure(ctx, "c")
+	if err := m.Add(ctx, "a", "y", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
-	want := []ListLength{{"", 1}, {"B", 1}, {"a", 2}, {"b", 1}, {"c", 0}, {"é", 1}}
-	if got := m.Lengths(); !slices.Equal(got, want) {
+	want := []store.ListInfo{{Name: "", Length: 1}, {Name: "B", Length: 1}, {Name: "a", Length: 2}, {Name: "b", Length: 1}, {Name: "c", Length: 0}, {Name: "é", Length: 1}}
+	if got := lengths(m); !slices.Equal(got, want) {
 		t.Fatalf("Lengths = %v, want %v", got, want)
 	}
 }
 
 func TestKeysAreNeverDeleted(t *testing.T) {
-	m := NewMemory()
-	m.Replace("read", []string{"a"})
-	m.Replace("found", []string{"a"})
-	m.Replace("reset", []string{"a"})
-	if _, err := m.Read(ctx, "read", First, 1, false, 0); err != nil {
+	m := New()
+	m.Replace(ctx, "read", []string{"a"}, "")
+	m.Replace(ctx, "found", []string{"a"}, "")
+	m.Replace(ctx, "reset", []string{"a"}, "")
+	if _, err := m.Read(ctx, "read", store.First, 1, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Find(ctx, "found", func(string) (bool, error) { return true, nil }, false, 0); err != nil {
 		t.Fatal(err)
 	}
-	m.Reset("reset")
-	want := []ListLength{{"found", 0}, {"read", 0}, {"reset", 0}}
-	if got := m.Lengths(); !slices.Equal(got, want) {
+	m.Reset(ctx, "reset")
+	want := []store.ListInfo{{Name: "found", Length: 0}, {Name: "read", Length: 0}, {Name: "reset", Length: 0}}
+	if got := lengths(m); !slices.Equal(got, want) {
 		t.Fatalf("Lengths = %v, want %v", got, want)
 	}
 	for _, name := range []string{"read", "found", "reset"} {
-		if _, err := m.Read(ctx, name, First, 1, false, 0); !errors.Is(err, ErrEmpty) {
+		if _, err := m.Read(ctx, name, store.First, 1, false, 0); !errors.Is(err, store.ErrEmpty) {
 			t.Errorf("Read of emptied %q: %v, want ErrEmpty", name, err)
 		}
 	}
+}
+
+// lengths is the name and length of every list, sorted by name.
+func lengths(m *Memory) []store.ListInfo {
+	infos, err := m.Lists(ctx)
+	if err != nil {
+		panic(err)
+	}
+	return infos
 }

@@ -1,4 +1,4 @@
-package store
+package memory
 
 import (
 	"encoding/binary"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // Recorder keeps a durable record of every change (the journal), so that a restarted store can
@@ -63,9 +65,9 @@ func appendString(b []byte, s string) []byte {
 	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 }
 
-func appendInsert(b []byte, pos Position, line string) []byte {
+func appendInsert(b []byte, pos store.Position, line string) []byte {
 	op := opBack
-	if pos == First {
+	if pos == store.First {
 		op = opFront
 	}
 	return appendString(append(b, op), line)
@@ -103,7 +105,7 @@ func (m *Memory) recordable(name string, lines []string) error {
 		size += int64(1 + uvarintLen(len(line)) + len(line))
 	}
 	if max := m.recorder.MaxChange(); size > max {
-		return &LimitError{LimitRecordBytes, max}
+		return &store.LimitError{Limit: store.LimitRecordBytes, Max: max}
 	}
 	return nil
 }
@@ -158,7 +160,7 @@ func durable(c Commit) error {
 		return nil
 	}
 	if err := c.Wait(); err != nil {
-		return fmt.Errorf("%w: %w", ErrNotRecorded, err)
+		return fmt.Errorf("%w: %w", store.ErrNotRecorded, err)
 	}
 	return nil
 }
@@ -178,6 +180,7 @@ func (m *Memory) Replay(seq uint64, change []byte) error {
 	l, _ := m.lookupOrCreate(name)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.restored = true
 	if seq <= l.seq {
 		return nil
 	}
@@ -193,9 +196,9 @@ func (m *Memory) Replay(seq uint64, change []byte) error {
 			if line, rest, err = readString(rest); err != nil {
 				return err
 			}
-			pos := Last
+			pos := store.Last
 			if op == opFront {
-				pos = First
+				pos = store.First
 			}
 			l.insert(line, pos)
 		case opRemove:
@@ -308,7 +311,7 @@ func (m *Memory) RestoreList(name string, seq uint64, lines []string) {
 	}
 	m.bytes.Add(size - l.bytes)
 	l.replace(lines, size)
-	l.seq = seq
+	l.seq, l.restored = seq, true
 }
 
 // Dump hands every list, sorted by name, to emit with the sequence number of its last record:

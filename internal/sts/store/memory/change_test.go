@@ -1,4 +1,4 @@
-package store
+package memory
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // tape is a Recorder that keeps the records in memory; max bounds a record (0: no bound).
@@ -38,39 +40,39 @@ func (tp *tape) MaxChange() int64 {
 func TestBulkChangeTooLargeToRecordIsRefused(t *testing.T) {
 	const max = 400
 	for _, lineLen := range []int{0, 1, 127, 128, 200} {
-		m := NewMemory()
+		m := New()
 		rec := &tape{max: max}
 		m.StartRecording(rec)
-		if err := m.Replace("listed", []string{"kept"}); err != nil {
+		if err := m.Replace(ctx, "listed", []string{"kept"}, ""); err != nil {
 			t.Fatal(err)
 		}
 		for n := 1; n < 2*max; n++ {
 			lines := slices.Repeat([]string{strings.Repeat("x", lineLen)}, n)
 			records := len(rec.records)
-			errReplace := m.Replace("listed", lines)
+			errReplace := m.Replace(ctx, "listed", lines, "")
 			fresh := fmt.Sprintf("n%05d", n) // as long as "listed": the same bound
-			errInsert := m.Insert(fresh, lines, Last)
-			var limit *LimitError
+			errInsert := m.Insert(ctx, fresh, lines, store.Last)
+			var limit *store.LimitError
 			if errReplace == nil && errInsert == nil {
 				for _, r := range rec.records[records:] {
 					if len(r) > max {
 						t.Fatalf("lines of %d bytes: a change of %d lines made a record of %d bytes, over %d", lineLen, n, len(r), max)
 					}
 				}
-				if err := m.Replace("listed", []string{"kept"}); err != nil {
+				if err := m.Replace(ctx, "listed", []string{"kept"}, ""); err != nil {
 					t.Fatal(err)
 				}
 				continue
 			}
 			for _, err := range []error{errReplace, errInsert} {
-				if !errors.As(err, &limit) || limit.Limit != LimitRecordBytes || limit.Max != max {
-					t.Fatalf("lines of %d bytes, %d lines: %v, want a %s limit", lineLen, n, err, LimitRecordBytes)
+				if !errors.As(err, &limit) || limit.Limit != store.LimitRecordBytes || limit.Max != max {
+					t.Fatalf("lines of %d bytes, %d lines: %v, want a %s limit", lineLen, n, err, store.LimitRecordBytes)
 				}
 			}
-			if got, _ := m.Lines("listed"); !slices.Equal(got, []string{"kept"}) {
+			if got, _ := m.Lines(ctx, "listed"); !slices.Equal(got, []string{"kept"}) {
 				t.Errorf("a refused Replace changed the list: %d lines", len(got))
 			}
-			if _, err := m.Lines(fresh); err == nil {
+			if _, err := m.Lines(ctx, fresh); err == nil {
 				t.Error("a refused Insert created its list")
 			}
 			if len(rec.records) != records {
@@ -78,10 +80,10 @@ func TestBulkChangeTooLargeToRecordIsRefused(t *testing.T) {
 			}
 			// And the bound is tight: the same Insert, recorded, is within its slack of the limit
 			// (the name's length, a Replace's opcode and count: 2 uvarints and a byte).
-			free := NewMemory()
+			free := New()
 			unbounded := &tape{}
 			free.StartRecording(unbounded)
-			if err := free.Insert(fresh, lines, First); err != nil {
+			if err := free.Insert(ctx, fresh, lines, store.First); err != nil {
 				t.Fatal(err)
 			}
 			if size := len(unbounded.records[0]); size <= max-2*binary.MaxVarintLen64-1 {
@@ -95,8 +97,8 @@ func TestBulkChangeTooLargeToRecordIsRefused(t *testing.T) {
 func contentsOf(t *testing.T, m *Memory) map[string][]string {
 	t.Helper()
 	all := map[string][]string{}
-	for _, l := range m.Lengths() {
-		all[l.Name], _ = m.Lines(l.Name)
+	for _, l := range lengths(m) {
+		all[l.Name], _ = m.Lines(ctx, l.Name)
 	}
 	return all
 }
@@ -105,7 +107,7 @@ func contentsOf(t *testing.T, m *Memory) map[string][]string {
 // records in a fresh store: the lists must be equal line for line, and the random source is not
 // consulted again.
 func TestReplayReproducesTheLists(t *testing.T) {
-	m := NewMemory()
+	m := New()
 	m.intN = rand.New(rand.NewPCG(1, 2)).IntN
 	rec := &tape{}
 	m.StartRecording(rec)
@@ -114,10 +116,10 @@ func TestReplayReproducesTheLists(t *testing.T) {
 	for range 3000 {
 		runModelStep(t, ops, m, mo)
 	}
-	if err := m.Insert("bulk", []string{"x", "y"}, First); err != nil {
+	if err := m.Insert(ctx, "bulk", []string{"x", "y"}, store.First); err != nil {
 		t.Fatal(err)
 	}
-	replayed := NewMemory()
+	replayed := New()
 	replayed.intN = func(int) int { t.Fatal("a replay drew a random index"); return 0 }
 	for i, r := range rec.records {
 		if err := replayed.Replay(uint64(i+1), r); err != nil {
@@ -152,7 +154,7 @@ func TestReplayRefusesMalformedRecords(t *testing.T) {
 		"unfinished number": "\x01lr\x80",
 	} {
 		t.Run(name, func(t *testing.T) {
-			if err := NewMemory().Replay(1, []byte(record)); !errors.Is(err, errMalformed) {
+			if err := New().Replay(1, []byte(record)); !errors.Is(err, errMalformed) {
 				t.Fatalf("Replay(%q) = %v, want a malformed record", record, err)
 			}
 		})
@@ -180,31 +182,31 @@ func (h *held) MaxChange() int64 { return math.MaxInt64 }
 // RESET or a "No more line" after a consume still being recorded would otherwise be undone by
 // a crash, the consumed line back in a list its clients were told was empty.
 func TestAnswersWaitForTheChangeTheyDependOn(t *testing.T) {
-	m := NewMemory()
-	if err := m.Add("coupons", "c1", Last, false); err != nil {
+	m := New()
+	if err := m.Add(ctx, "coupons", "c1", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	rec := &held{release: make(chan struct{})}
 	m.StartRecording(rec)
 	consumed := make(chan error, 1)
 	go func() {
-		_, err := m.Read(context.Background(), "coupons", First, 1, false, 0)
+		_, err := m.Read(context.Background(), "coupons", store.First, 1, false, 0)
 		consumed <- err
 	}()
-	for m.Lengths()[0].Length != 0 { // the consume has taken the line; its record is held
+	for lengths(m)[0].Length != 0 { // the consume has taken the line; its record is held
 		time.Sleep(time.Millisecond)
 	}
 	answers := make(chan string, 3)
 	go func() {
-		_, err := m.Read(context.Background(), "coupons", First, 1, false, 0)
+		_, err := m.Read(context.Background(), "coupons", store.First, 1, false, 0)
 		answers <- fmt.Sprint("READ: ", err)
 	}()
 	go func() {
-		_, err := m.Reset("coupons")
+		_, err := m.Reset(ctx, "coupons")
 		answers <- fmt.Sprint("RESET: ", err)
 	}()
 	go func() {
-		err := m.Add("coupons", "c2", Last, false)
+		err := m.Add(ctx, "coupons", "c2", store.Last, false)
 		answers <- fmt.Sprint("ADD: ", err) // a change: recorded, held like the consume
 	}()
 	select {
@@ -221,7 +223,7 @@ func TestAnswersWaitForTheChangeTheyDependOn(t *testing.T) {
 		got = append(got, <-answers)
 	}
 	slices.Sort(got)
-	if want := []string{"ADD: <nil>", "READ: " + ErrEmpty.Error(), "RESET: <nil>"}; !slices.Equal(got, want) && !slices.Equal(got, []string{"ADD: <nil>", "READ: <nil>", "RESET: <nil>"}) {
+	if want := []string{"ADD: <nil>", "READ: " + store.ErrEmpty.Error(), "RESET: <nil>"}; !slices.Equal(got, want) && !slices.Equal(got, []string{"ADD: <nil>", "READ: <nil>", "RESET: <nil>"}) {
 		t.Errorf("answers %q", got)
 	}
 }
@@ -229,16 +231,16 @@ func TestAnswersWaitForTheChangeTheyDependOn(t *testing.T) {
 // An ADD whose line alone would make a record too large for the recorder is refused too, before
 // the list changes (a --max-body-bytes above the journal's limit would let one through).
 func TestAddTooLargeToRecordIsRefused(t *testing.T) {
-	m := NewMemory()
+	m := New()
 	m.StartRecording(&tape{max: 64})
-	if err := m.Add("l", "short", Last, false); err != nil {
+	if err := m.Add(ctx, "l", "short", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
-	var limit *LimitError
-	if err := m.Add("l", strings.Repeat("x", 64), Last, false); !errors.As(err, &limit) || limit.Limit != LimitRecordBytes {
+	var limit *store.LimitError
+	if err := m.Add(ctx, "l", strings.Repeat("x", 64), store.Last, false); !errors.As(err, &limit) || limit.Limit != store.LimitRecordBytes {
 		t.Fatalf("Add of a 64-byte line under a 64-byte record limit: %v", err)
 	}
-	if got, _ := m.Lines("l"); !slices.Equal(got, []string{"short"}) {
+	if got, _ := m.Lines(ctx, "l"); !slices.Equal(got, []string{"short"}) {
 		t.Errorf("after the refused Add: %q", got)
 	}
 }

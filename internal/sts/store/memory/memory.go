@@ -1,4 +1,4 @@
-package store
+package memory
 
 import (
 	"context"
@@ -9,18 +9,20 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // Memory is the in-memory Store. The map of lists has its own lock, held only to look a list up
 // or create it; each list has its own lock, so operations on different lists never wait for each
 // other. Reads and adds at either end cost O(1) (amortised), a random read O(log n), a Find its
-// scan plus O(log n) for the hit, and a unique add O(1). Create one with NewMemory.
+// scan plus O(log n) for the hit, and a unique add O(1). Create one with New.
 type Memory struct {
 	mu      sync.RWMutex
 	lists   map[string]*list
 	pending map[string]*list // lists that reads wait for and nobody created (wait.go): not keys
 	intN    func(n int) int  // picks Random indexes; tests put a seeded source here
-	limits  Limits
+	limits  store.Limits
 
 	// recorder, when set, gets a record of every change (change.go).
 	recorder Recorder
@@ -31,16 +33,19 @@ type Memory struct {
 	endWaits   sync.Once
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ store.Store = (*Memory)(nil)
+	_ store.Sizer = (*Memory)(nil)
+)
 
 // Option configures a Memory.
 type Option func(*Memory)
 
 // WithLimits bounds what the store holds.
-func WithLimits(l Limits) Option { return func(m *Memory) { m.limits = l } }
+func WithLimits(l store.Limits) Option { return func(m *Memory) { m.limits = l } }
 
-// NewMemory returns an empty store.
-func NewMemory(options ...Option) *Memory {
+// New returns an empty store.
+func New(options ...Option) *Memory {
 	m := &Memory{lists: map[string]*list{}, pending: map[string]*list{}, intN: rand.IntN, waitsEnded: make(chan struct{})}
 	for _, o := range options {
 		o(m)
@@ -78,11 +83,11 @@ func (m *Memory) lookupOrCreate(name string) (l *list, created bool) {
 	return l, true
 }
 
-// Length implements Store.
-func (m *Memory) Length(name string) (int, error) {
+// Length implements store.Store.
+func (m *Memory) Length(_ context.Context, name string) (int, error) {
 	l := m.lookup(name)
 	if l == nil {
-		return 0, ErrNotLoaded
+		return 0, store.ErrNotLoaded
 	}
 	l.mu.Lock()
 	n, c := l.lines.len(), l.settled()
@@ -101,15 +106,15 @@ func (m *Memory) Length(name string) (int, error) {
 // takeRequest is a read: n lines at pos (READ, READMULTI), or the first line match accepts
 // (FIND); keep appends what it took to the end.
 type takeRequest struct {
-	pos   Position
+	pos   store.Position
 	n     int
 	match func(string) (bool, error)
 	keep  bool
 }
 
-// Read implements Store.
-func (m *Memory) Read(ctx context.Context, name string, pos Position, n int, keep bool, wait time.Duration) ([]string, error) {
-	if pos != First && pos != Last && pos != Random {
+// Read implements store.Store.
+func (m *Memory) Read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration) ([]string, error) {
+	if pos != store.First && pos != store.Last && pos != store.Random {
 		return nil, fmt.Errorf("store: unknown read position %d", pos)
 	}
 	if n < 1 {
@@ -118,8 +123,8 @@ func (m *Memory) Read(ctx context.Context, name string, pos Position, n int, kee
 	return m.take(ctx, name, takeRequest{pos: pos, n: n, keep: keep}, wait)
 }
 
-// Find implements Store.
-func (m *Memory) Find(ctx context.Context, name string, match func(line string) (bool, error), keep bool, wait time.Duration) (string, error) {
+// Find implements store.Store.
+func (m *Memory) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
 	lines, err := m.take(ctx, name, takeRequest{match: match, keep: keep}, wait)
 	if err != nil {
 		return "", err
@@ -132,11 +137,11 @@ func (m *Memory) Find(ctx context.Context, name string, match func(line string) 
 // that error depends on (the list's last change).
 func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error) {
 	if l.pending {
-		return nil, l.settled(), ErrNotLoaded
+		return nil, l.settled(), store.ErrNotLoaded
 	}
 	size := l.lines.len()
 	if size == 0 {
-		return nil, l.settled(), ErrEmpty
+		return nil, l.settled(), store.ErrEmpty
 	}
 	hit := 0
 	if req.match != nil {
@@ -151,10 +156,10 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 			hit++
 		}
 		if hit == size {
-			return nil, l.settled(), ErrNoMatch
+			return nil, l.settled(), store.ErrNoMatch
 		}
 	} else if req.n > size {
-		return nil, l.settled(), &ShortListError{Want: req.n, Have: size}
+		return nil, l.settled(), &store.ShortListError{Want: req.n, Have: size}
 	}
 	m.begin(l)
 	before := l.bytes
@@ -175,19 +180,19 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 }
 
 // index picks the index a read at pos takes from a list of size lines.
-func (m *Memory) index(pos Position, size int) int {
+func (m *Memory) index(pos store.Position, size int) int {
 	switch pos {
-	case First:
+	case store.First:
 		return 0
-	case Last:
+	case store.Last:
 		return size - 1
 	default:
 		return m.intN(size)
 	}
 }
 
-// Add implements Store.
-func (m *Memory) Add(name, line string, pos Position, unique bool) error {
+// Add implements store.Store.
+func (m *Memory) Add(_ context.Context, name, line string, pos store.Position, unique bool) error {
 	l, created := m.lookupOrCreate(name)
 	return m.bring(l, created, []string{line}, func() error { return m.addLocked(l, line, pos, unique) })
 }
@@ -211,15 +216,15 @@ func (m *Memory) bring(l *list, created bool, lines []string, apply func() error
 	return err
 }
 
-func (m *Memory) addLocked(l *list, line string, pos Position, unique bool) error {
-	if pos != First && pos != Last {
-		return fmt.Errorf("store: cannot add at position %d, only First or Last", pos)
+func (m *Memory) addLocked(l *list, line string, pos store.Position, unique bool) error {
+	if pos != store.First && pos != store.Last {
+		return fmt.Errorf("store: cannot add at position %d, only store.First or Last", pos)
 	}
 	if unique && l.contains(line) {
-		return ErrDuplicate
+		return store.ErrDuplicate
 	}
 	if limit := m.limits.MaxLineBytes; limit > 0 && int64(len(line)) > limit {
-		return &LimitError{LimitLineBytes, limit}
+		return &store.LimitError{Limit: store.LimitLineBytes, Max: limit}
 	}
 	if err := m.recordable(l.name, []string{line}); err != nil {
 		return err
@@ -231,29 +236,30 @@ func (m *Memory) addLocked(l *list, line string, pos Position, unique bool) erro
 	return nil
 }
 
-// Insert implements Store.
-func (m *Memory) Insert(name string, lines []string, pos Position) error {
-	if pos != First && pos != Last {
-		return fmt.Errorf("store: cannot insert at position %d, only First or Last", pos)
+// Insert implements store.Store.
+func (m *Memory) Insert(_ context.Context, name string, lines []string, pos store.Position) error {
+	if pos != store.First && pos != store.Last {
+		return fmt.Errorf("store: cannot insert at position %d, only store.First or Last", pos)
 	}
-	return m.bringLines(name, lines, true, func(l *list, _ int64) {
-		if pos == First {
+	return m.bringLines(name, lines, true, nil, func(l *list, _ int64) {
+		if pos == store.First {
 			for i := len(lines) - 1; i >= 0; i-- {
-				l.insert(lines[i], First)
+				l.insert(lines[i], store.First)
 			}
 		} else {
 			for _, line := range lines {
-				l.insert(line, Last)
+				l.insert(line, store.Last)
 			}
 		}
 	})
 }
 
 // bringLines makes one change that brings lines, of size bytes, to the list called name (Insert,
-// Replace), creating it if needed, within the limits: the list keeps its lines or loses them
-// (keepOld), and put adds the new ones. A refused change creates no list.
-func (m *Memory) bringLines(name string, lines []string, keepOld bool, put func(l *list, size int64)) error {
-	size, err := m.limits.measure(lines)
+// Replace, LoadOnce), creating it if needed, within the limits: the list keeps its lines or loses
+// them (keepOld), and put adds the new ones. A refused change creates no list. wanted, when not
+// nil, decides under the list's lock whether the change is made at all.
+func (m *Memory) bringLines(name string, lines []string, keepOld bool, wanted func(*list) bool, put func(l *list, size int64)) error {
+	size, err := m.limits.Measure(lines)
 	if err != nil {
 		return err
 	}
@@ -265,6 +271,10 @@ func (m *Memory) bringLines(name string, lines []string, keepOld bool, put func(
 		return err
 	}
 	return m.bring(l, created, lines, func() error {
+		if wanted != nil && !wanted(l) {
+			m.bytes.Add(-reserved)
+			return nil
+		}
 		count, grow := len(lines), size-l.bytes
 		if keepOld {
 			count, grow = l.lines.len()+len(lines), size
@@ -277,8 +287,8 @@ func (m *Memory) bringLines(name string, lines []string, keepOld bool, put func(
 	})
 }
 
-// Ensure implements Store.
-func (m *Memory) Ensure(name string) error {
+// Ensure implements store.Store.
+func (m *Memory) Ensure(_ context.Context, name string) error {
 	l, created := m.lookupOrCreate(name)
 	if !created {
 		return nil
@@ -290,24 +300,41 @@ func (m *Memory) Ensure(name string) error {
 	return durable(c)
 }
 
-// Replace implements Store.
-func (m *Memory) Replace(name string, lines []string) error {
-	return m.bringLines(name, lines, false, func(l *list, size int64) { l.replace(lines, size) })
+// Replace implements store.Store.
+func (m *Memory) Replace(_ context.Context, name string, lines []string, digest string) error {
+	return m.bringLines(name, lines, false, nil, func(l *list, size int64) {
+		l.replace(lines, size)
+		l.digest = digest
+	})
 }
 
-// Lines implements Store.
-func (m *Memory) Lines(name string) ([]string, error) {
+// LoadOnce implements store.Store. A list restored from the journal is kept whatever its
+// content: the journal holds what clients did with it since it was loaded.
+func (m *Memory) LoadOnce(_ context.Context, name string, lines []string, digest string) (bool, error) {
+	loaded := false
+	err := m.bringLines(name, lines, false, func(l *list) bool {
+		loaded = !l.restored && (digest == "" || l.digest != digest)
+		return loaded
+	}, func(l *list, size int64) {
+		l.replace(lines, size)
+		l.digest = digest
+	})
+	return loaded, err
+}
+
+// Lines implements store.Store.
+func (m *Memory) Lines(_ context.Context, name string) ([]string, error) {
 	l := m.lookup(name)
 	if l == nil {
-		return nil, ErrNotLoaded
+		return nil, store.ErrNotLoaded
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.AppendSeq(make([]string, 0, l.lines.len()), l.lines.all()), nil
 }
 
-// Reset implements Store.
-func (m *Memory) Reset(name string) (bool, error) {
+// Reset implements store.Store.
+func (m *Memory) Reset(_ context.Context, name string) (bool, error) {
 	l := m.lookup(name)
 	if l == nil {
 		return false, nil
@@ -337,17 +364,23 @@ func (m *Memory) sortedLists() []*list {
 	return all
 }
 
-// Lengths implements Store. The lengths are read one list at a time (sortedLists).
-func (m *Memory) Lengths() []ListLength {
+// Lists implements store.Store. The lists are read one at a time (sortedLists).
+func (m *Memory) Lists(context.Context) ([]store.ListInfo, error) {
 	all := m.sortedLists()
-	lengths := make([]ListLength, len(all))
+	infos := make([]store.ListInfo, len(all))
 	for i, l := range all {
 		l.mu.Lock()
-		lengths[i] = ListLength{Name: l.name, Length: l.lines.len()}
+		infos[i] = store.ListInfo{Name: l.name, Length: l.lines.len(), Digest: l.digest}
 		l.mu.Unlock()
 	}
-	return lengths
+	return infos, nil
 }
 
-// Bytes implements Store.
+// Close implements store.Store: it ends the waits; a Memory holds nothing else.
+func (m *Memory) Close() error {
+	m.EndWaits()
+	return nil
+}
+
+// Bytes implements store.Sizer.
 func (m *Memory) Bytes() int64 { return m.bytes.Load() }

@@ -1,4 +1,4 @@
-package store
+package memory
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // benchLines is the list length of every benchmark: the size issue 2 sets for READ RANDOM.
@@ -21,9 +23,9 @@ const benchLines = 1_000_000
 func BenchmarkReadRandomVsFirst(b *testing.B) {
 	const batch = 1000
 	lines := numbered(benchLines)
-	m := NewMemory()
-	m.Replace("first", slices.Clone(lines))
-	m.Replace("random", slices.Clone(lines))
+	m := New()
+	m.Replace(ctx, "first", slices.Clone(lines), "")
+	m.Replace(ctx, "random", slices.Clone(lines), "")
 	var mu sync.Mutex
 	taken := make([]string, 0, batch)
 	var first, random, floor time.Duration
@@ -31,13 +33,13 @@ func BenchmarkReadRandomVsFirst(b *testing.B) {
 	for b.Loop() {
 		t0 := time.Now()
 		for range batch {
-			if _, err := m.Read(ctx, "first", First, 1, true, 0); err != nil {
+			if _, err := m.Read(ctx, "first", store.First, 1, true, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
 		t1 := time.Now()
 		for range batch {
-			read, err := m.Read(ctx, "random", Random, 1, false, 0)
+			read, err := m.Read(ctx, "random", store.Random, 1, false, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -52,7 +54,7 @@ func BenchmarkReadRandomVsFirst(b *testing.B) {
 		first, random, floor = first+t1.Sub(t0), random+t2.Sub(t1), floor+time.Since(t2)
 		batches++
 		for _, line := range taken {
-			if err := m.Add("random", line, Last, false); err != nil {
+			if err := m.Add(ctx, "random", line, store.Last, false); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -70,16 +72,16 @@ var benchSink string
 
 func BenchmarkAddUnique(b *testing.B) {
 	lines := numbered(benchLines)
-	m := NewMemory()
+	m := New()
 	added := 0
 	for b.Loop() {
 		if added == len(lines) {
 			b.StopTimer()
-			m.Reset("l")
+			m.Reset(ctx, "l")
 			added = 0
 			b.StartTimer()
 		}
-		if err := m.Add("l", lines[added], Last, true); err != nil {
+		if err := m.Add(ctx, "l", lines[added], store.Last, true); err != nil {
 			b.Fatal(err)
 		}
 		added++
@@ -88,9 +90,9 @@ func BenchmarkAddUnique(b *testing.B) {
 
 func BenchmarkReplace(b *testing.B) {
 	lines := numbered(benchLines)
-	m := NewMemory()
+	m := New()
 	for b.Loop() {
 		// The same slice every time is safe: nothing changes the list between two Replaces.
-		m.Replace("l", lines)
+		m.Replace(ctx, "l", lines, "")
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package memory
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // model is the obvious implementation of the Store semantics on plain slices, to compare the
@@ -17,23 +19,23 @@ type model struct {
 	intN  func(n int) int
 }
 
-func (mo *model) read(name string, pos Position, n int, keep bool) ([]string, error) {
+func (mo *model) read(name string, pos store.Position, n int, keep bool) ([]string, error) {
 	lines, ok := mo.lists[name]
 	switch {
 	case !ok:
-		return nil, ErrNotLoaded
+		return nil, store.ErrNotLoaded
 	case len(lines) == 0:
-		return nil, ErrEmpty
+		return nil, store.ErrEmpty
 	case n > len(lines):
-		return nil, &ShortListError{Want: n, Have: len(lines)}
+		return nil, &store.ShortListError{Want: n, Have: len(lines)}
 	}
 	var picked []string
 	for range n {
 		i := 0
 		switch pos {
-		case Last:
+		case store.Last:
 			i = len(lines) - 1
-		case Random:
+		case store.Random:
 			i = mo.intN(len(lines))
 		}
 		picked = append(picked, lines[i])
@@ -50,13 +52,13 @@ func (mo *model) read(name string, pos Position, n int, keep bool) ([]string, er
 	return picked, nil
 }
 
-func (mo *model) add(name, line string, pos Position, unique bool) error {
+func (mo *model) add(name, line string, pos store.Position, unique bool) error {
 	lines := mo.lists[name]
 	if unique && slices.Contains(lines, line) {
 		mo.lists[name] = lines // the list exists even when the add fails
-		return ErrDuplicate
+		return store.ErrDuplicate
 	}
-	if pos == First {
+	if pos == store.First {
 		mo.lists[name] = append([]string{line}, lines...)
 	} else {
 		mo.lists[name] = append(lines, line)
@@ -68,9 +70,9 @@ func (mo *model) find(name string, match func(string) (bool, error), keep bool) 
 	lines, ok := mo.lists[name]
 	switch {
 	case !ok:
-		return "", ErrNotLoaded
+		return "", store.ErrNotLoaded
 	case len(lines) == 0:
-		return "", ErrEmpty
+		return "", store.ErrEmpty
 	}
 	for i, line := range lines {
 		hit, err := match(line)
@@ -86,7 +88,7 @@ func (mo *model) find(name string, match func(string) (bool, error), keep bool) 
 			return line, nil
 		}
 	}
-	return "", ErrNoMatch
+	return "", store.ErrNoMatch
 }
 
 var errMatch = errors.New("match failed")
@@ -102,7 +104,7 @@ func TestMatchesSliceModel(t *testing.T) {
 	for seed := range uint64(seeds) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			ops := rand.New(rand.NewPCG(seed, 0))
-			m := NewMemory()
+			m := New()
 			m.intN = rand.New(rand.NewPCG(seed, 1)).IntN
 			mo := &model{lists: map[string][]string{}, intN: rand.New(rand.NewPCG(seed, 1)).IntN}
 			for step := range steps {
@@ -125,7 +127,7 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 	line := func() string { return fmt.Sprintf("v%d", ops.IntN(200)) }
 	same := func(op string, got, want any, err, wantErr error) string {
 		t.Helper()
-		var short, wantShort *ShortListError
+		var short, wantShort *store.ShortListError
 		sameErr := errors.Is(err, wantErr) ||
 			errors.As(err, &short) && errors.As(wantErr, &wantShort) && *short == *wantShort
 		if !sameErr || !reflect.DeepEqual(got, want) {
@@ -135,7 +137,7 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 	}
 	switch r := ops.IntN(100); {
 	case r < 35:
-		pos := Position(ops.IntN(3))
+		pos := store.Position(ops.IntN(3))
 		n := 1 + ops.IntN(3)
 		if ops.IntN(10) == 0 {
 			n = 1 + ops.IntN(chunkCap)
@@ -146,9 +148,9 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 		want, wantErr := mo.read(name, pos, n, keep)
 		return same(op, got, want, err, wantErr)
 	case r < 70:
-		l, pos, unique := line(), Position(ops.IntN(2)), ops.IntN(2) == 0
+		l, pos, unique := line(), store.Position(ops.IntN(2)), ops.IntN(2) == 0
 		op := fmt.Sprintf("Add(%s, %s, %d, %t)", name, l, pos, unique)
-		return same(op, nil, nil, m.Add(name, l, pos, unique), mo.add(name, l, pos, unique))
+		return same(op, nil, nil, m.Add(ctx, name, l, pos, unique), mo.add(name, l, pos, unique))
 	case r < 85:
 		target, failAt, keep := line(), ops.IntN(50), ops.IntN(2) == 0
 		matcher := func() func(string) (bool, error) {
@@ -170,7 +172,7 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 		for i := range lines {
 			lines[i] = line()
 		}
-		m.Replace(name, lines)
+		m.Replace(ctx, name, lines, "")
 		mo.lists[name] = slices.Clone(lines)
 		return fmt.Sprintf("Replace(%s, %d lines)", name, n)
 	case r < 90:
@@ -178,19 +180,19 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 		if existed {
 			mo.lists[name] = []string{}
 		}
-		got, err := m.Reset(name)
+		got, err := m.Reset(ctx, name)
 		return same("Reset("+name+")", got, existed, err, nil)
 	case r < 92:
-		m.Ensure(name)
+		m.Ensure(ctx, name)
 		if _, ok := mo.lists[name]; !ok {
 			mo.lists[name] = []string{}
 		}
 		return "Ensure(" + name + ")"
 	default:
-		got, err := m.Length(name)
+		got, err := m.Length(ctx, name)
 		want, wantErr := len(mo.lists[name]), error(nil)
 		if _, ok := mo.lists[name]; !ok {
-			want, wantErr = 0, ErrNotLoaded
+			want, wantErr = 0, store.ErrNotLoaded
 		}
 		return same("Length("+name+")", got, want, err, wantErr)
 	}
@@ -199,16 +201,16 @@ func runModelStep(t *testing.T, ops *rand.Rand, m *Memory, mo *model) string {
 // compareAll compares every list's content and the engine's internal rules.
 func compareAll(t *testing.T, m *Memory, mo *model, after string) {
 	t.Helper()
-	var want []ListLength
+	var want []store.ListInfo
 	for name, lines := range mo.lists {
-		want = append(want, ListLength{name, len(lines)})
-		got, err := m.Lines(name)
+		want = append(want, store.ListInfo{Name: name, Length: len(lines)})
+		got, err := m.Lines(ctx, name)
 		if err != nil || !slices.Equal(got, lines) {
 			t.Fatalf("after %s: list %s = %d lines, %v; model has %d", after, name, len(got), err, len(lines))
 		}
 	}
-	slices.SortFunc(want, func(a, b ListLength) int { return strings.Compare(a.Name, b.Name) })
-	if got := m.Lengths(); !slices.Equal(got, want) {
+	slices.SortFunc(want, func(a, b store.ListInfo) int { return strings.Compare(a.Name, b.Name) })
+	if got := lengths(m); !slices.Equal(got, want) {
 		t.Fatalf("after %s: Lengths = %v, model %v", after, got, want)
 	}
 	checkInvariants(t, m)

@@ -1,6 +1,10 @@
-package store
+package memory
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
 
 // list is one named list. Every change to its lines goes through insert, remove, keep and replace
 // under mu: the one place that keeps the byte count and writes the change record (change.go).
@@ -13,6 +17,10 @@ type list struct {
 	// is emptied or replaced, which also gives back the memory of a map that never shrinks.
 	counts map[string]int
 	bytes  int64 // the bytes of the lines held
+	// digest is the store.ListInfo.Digest of the list; not journaled, so a restored list has none.
+	digest string
+	// restored marks a list that the journal restored: LoadOnce keeps it.
+	restored bool
 
 	// seq is the sequence number of the last change record of this list: restoring skips the
 	// records a snapshot of the list already holds.
@@ -35,8 +43,8 @@ type list struct {
 	pending bool
 }
 
-func (l *list) insert(line string, pos Position) {
-	if pos == First {
+func (l *list) insert(line string, pos store.Position) {
+	if pos == store.First {
 		l.lines.pushFront(line)
 	} else {
 		l.lines.pushBack(line)

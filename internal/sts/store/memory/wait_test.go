@@ -1,4 +1,4 @@
-package store
+package memory
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // waitFor polls cond until it holds, failing the test after a few seconds.
@@ -28,7 +30,7 @@ type readResult struct {
 }
 
 // startRead runs a waiting read in the background and waits until it is queued.
-func startRead(t *testing.T, m *Memory, name string, pos Position, n int, keep bool) <-chan readResult {
+func startRead(t *testing.T, m *Memory, name string, pos store.Position, n int, keep bool) <-chan readResult {
 	t.Helper()
 	before := m.Waiting()
 	done := make(chan readResult, 1)
@@ -58,10 +60,10 @@ func TestWaitingReadsAreServedInArrivalOrder(t *testing.T) {
 	const readers = 20
 	var waiting []<-chan readResult
 	for range readers {
-		waiting = append(waiting, startRead(t, m, "l", First, 1, false))
+		waiting = append(waiting, startRead(t, m, "l", store.First, 1, false))
 	}
 	for i := range readers {
-		if err := m.Add("l", fmt.Sprint(i), Last, false); err != nil {
+		if err := m.Add(ctx, "l", fmt.Sprint(i), store.Last, false); err != nil {
 			t.Fatal(err)
 		}
 		if r := result(t, waiting[i]); r.err != nil || !slices.Equal(r.lines, []string{fmt.Sprint(i)}) {
@@ -78,11 +80,11 @@ func TestWaitingReadsAreServedInArrivalOrder(t *testing.T) {
 // not to one that comes after the line: the add serves the queue before it returns.
 func TestAWaitingReadBeatsALaterOne(t *testing.T) {
 	m := storeWith([]string{})
-	first := startRead(t, m, "l", First, 1, false)
-	if err := m.Add("l", "x", Last, false); err != nil {
+	first := startRead(t, m, "l", store.First, 1, false)
+	if err := m.Add(ctx, "l", "x", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Read(ctx, "l", First, 1, false, 0); !errors.Is(err, ErrEmpty) {
+	if _, err := m.Read(ctx, "l", store.First, 1, false, 0); !errors.Is(err, store.ErrEmpty) {
 		t.Fatalf("a later read: %v, want ErrEmpty", err)
 	}
 	if r := result(t, first); !slices.Equal(r.lines, []string{"x"}) {
@@ -93,18 +95,18 @@ func TestAWaitingReadBeatsALaterOne(t *testing.T) {
 func TestWaitEndsWithTheErrorOfThen(t *testing.T) {
 	m := storeWith([]string{"a"})
 	start := time.Now()
-	_, err := m.Read(ctx, "l", First, 3, false, 50*time.Millisecond)
-	var short *ShortListError
+	_, err := m.Read(ctx, "l", store.First, 3, false, 50*time.Millisecond)
+	var short *store.ShortListError
 	if !errors.As(err, &short) || short.Want != 3 || short.Have != 1 {
 		t.Fatalf("a READMULTI that waited in vain: %v", err)
 	}
 	if waited := time.Since(start); waited < 50*time.Millisecond {
 		t.Fatalf("returned after %v, before its wait", waited)
 	}
-	if _, err := m.Find(ctx, "l", contains("z"), false, 20*time.Millisecond); !errors.Is(err, ErrNoMatch) {
+	if _, err := m.Find(ctx, "l", contains("z"), false, 20*time.Millisecond); !errors.Is(err, store.ErrNoMatch) {
 		t.Fatalf("a FIND that waited in vain: %v", err)
 	}
-	if _, err := m.Read(ctx, "nope", First, 1, false, 20*time.Millisecond); !errors.Is(err, ErrNotLoaded) {
+	if _, err := m.Read(ctx, "nope", store.First, 1, false, 20*time.Millisecond); !errors.Is(err, store.ErrNotLoaded) {
 		t.Fatalf("a read of a list never created: %v", err)
 	}
 	if len(m.pending) != 0 {
@@ -119,18 +121,18 @@ func TestWaitEndsWithTheErrorOfThen(t *testing.T) {
 // TestWaitForAListNotCreatedYet checks that a read waits for a list that does not exist, that
 // the wait does not make it a key, and that its creation and first line end the wait.
 func TestWaitForAListNotCreatedYet(t *testing.T) {
-	m := NewMemory()
-	done := startRead(t, m, "later", First, 1, false)
-	if got := m.Lengths(); len(got) != 0 {
+	m := New()
+	done := startRead(t, m, "later", store.First, 1, false)
+	if got := lengths(m); len(got) != 0 {
 		t.Fatalf("a waiting read created a list: %v", got)
 	}
-	if _, err := m.Length("later"); !errors.Is(err, ErrNotLoaded) {
+	if _, err := m.Length(ctx, "later"); !errors.Is(err, store.ErrNotLoaded) {
 		t.Fatalf("Length of the awaited list: %v", err)
 	}
-	if err := m.Ensure("later"); err != nil { // created, but still empty
+	if err := m.Ensure(ctx, "later"); err != nil { // created, but still empty
 		t.Fatal(err)
 	}
-	if err := m.Replace("later", []string{"a", "b"}); err != nil {
+	if err := m.Replace(ctx, "later", []string{"a", "b"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	if r := result(t, done); !slices.Equal(r.lines, []string{"a"}) {
@@ -146,8 +148,8 @@ func TestWaitForAListNotCreatedYet(t *testing.T) {
 // behind it go first), FIND (only a match ends it) and KEEP.
 func TestWaitingReadsOfEachKind(t *testing.T) {
 	m := storeWith([]string{})
-	multi := startRead(t, m, "l", First, 3, false)
-	single := startRead(t, m, "l", First, 1, true)
+	multi := startRead(t, m, "l", store.First, 3, false)
+	single := startRead(t, m, "l", store.First, 1, true)
 	findDone := make(chan readResult, 1)
 	go func() {
 		line, err := m.Find(ctx, "l", contains("needle"), false, time.Minute)
@@ -155,20 +157,20 @@ func TestWaitingReadsOfEachKind(t *testing.T) {
 	}()
 	waitFor(t, "the FIND to wait", func() bool { return m.Waiting() == 3 })
 
-	if err := m.Insert("l", []string{"a", "b"}, Last); err != nil {
+	if err := m.Insert(ctx, "l", []string{"a", "b"}, store.Last); err != nil {
 		t.Fatal(err)
 	}
 	if r := result(t, single); !slices.Equal(r.lines, []string{"a"}) { // KEEP: a moved to the end
 		t.Fatalf("the single read got %q, %v", r.lines, r.err)
 	}
 	checkLines(t, m, "l", []string{"b", "a"})
-	if err := m.Add("l", "c", Last, false); err != nil {
+	if err := m.Add(ctx, "l", "c", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	if r := result(t, multi); !slices.Equal(r.lines, []string{"b", "a", "c"}) {
 		t.Fatalf("the READMULTI got %q, %v", r.lines, r.err)
 	}
-	if err := m.Add("l", "hay", Last, false); err != nil {
+	if err := m.Add(ctx, "l", "hay", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -176,7 +178,7 @@ func TestWaitingReadsOfEachKind(t *testing.T) {
 		t.Fatalf("the FIND returned without a match: %v", r)
 	case <-time.After(20 * time.Millisecond):
 	}
-	if err := m.Insert("l", []string{"more hay", "a needle", "needle two"}, First); err != nil {
+	if err := m.Insert(ctx, "l", []string{"more hay", "a needle", "needle two"}, store.First); err != nil {
 		t.Fatal(err)
 	}
 	if r := result(t, findDone); !slices.Equal(r.lines, []string{"a needle"}) {
@@ -190,7 +192,7 @@ func TestWaitEndsWithTheContextAndEndWaits(t *testing.T) {
 	cancelled, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		_, err := m.Read(cancelled, "l", First, 1, false, time.Minute)
+		_, err := m.Read(cancelled, "l", store.First, 1, false, time.Minute)
 		done <- err
 	}()
 	waitFor(t, "the read to wait", func() bool { return m.Waiting() == 1 })
@@ -198,18 +200,18 @@ func TestWaitEndsWithTheContextAndEndWaits(t *testing.T) {
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("a read whose client left: %v", err)
 	}
-	if err := m.Add("l", "kept", Last, false); err != nil {
+	if err := m.Add(ctx, "l", "kept", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	checkLines(t, m, "l", []string{"kept"}) // the cancelled read took nothing
 
-	empty := startRead(t, m, "empty", First, 1, false)
+	empty := startRead(t, m, "empty", store.First, 1, false)
 	m.EndWaits()
-	if r := result(t, empty); !errors.Is(r.err, ErrNotLoaded) {
+	if r := result(t, empty); !errors.Is(r.err, store.ErrNotLoaded) {
 		t.Fatalf("a read when waits end: %v", r.err)
 	}
 	start := time.Now()
-	if _, err := m.Read(ctx, "empty", First, 1, false, time.Minute); !errors.Is(err, ErrNotLoaded) || time.Since(start) > time.Second {
+	if _, err := m.Read(ctx, "empty", store.First, 1, false, time.Minute); !errors.Is(err, store.ErrNotLoaded) || time.Since(start) > time.Second {
 		t.Fatalf("a read after EndWaits: %v after %v", err, time.Since(start))
 	}
 }
@@ -228,7 +230,7 @@ func TestMatchErrorEndsAWaitingFind(t *testing.T) {
 		done <- err
 	}()
 	waitFor(t, "the FIND to wait", func() bool { return m.Waiting() == 1 })
-	if err := m.Add("l", "bad line", Last, false); err != nil {
+	if err := m.Add(ctx, "l", "bad line", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, errMatch) {
