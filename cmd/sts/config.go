@@ -19,6 +19,7 @@ type settings struct {
 	bind            string
 	server          sts.Config
 	state           stateSettings
+	redis           redisSettings
 	properties      string // the properties file, if any
 	authTokenFile   string
 	logFormat       string
@@ -34,6 +35,26 @@ type stateSettings struct {
 	wait          bool
 	snapshotBytes int64
 }
+
+// redisSettings are the flags of the Redis backend; with an empty url the lists live in this
+// process (the memory backend).
+type redisSettings struct {
+	url            string
+	passwordFile   string
+	caFile         string
+	sentinelMaster string
+	sentinelAddrs  string // comma-separated host:port
+	cluster        bool
+	keyPrefix      string
+	minReplicas    int
+	replicaTimeout time.Duration
+}
+
+// memoryOnlyFlags apply to the memory backend only; redisFlags need --redis-url.
+var (
+	memoryOnlyFlags = []string{"state-dir", "fsync-policy", "fsync-interval", "state-dir-wait", "snapshot-bytes", "max-total-bytes"}
+	redisFlags      = []string{"redis-password-file", "redis-ca-file", "redis-sentinel-master", "redis-sentinel-addrs", "redis-cluster", "redis-key-prefix", "redis-min-replicas", "redis-min-replicas-timeout"}
+)
 
 // fsyncPolicies are the values of --fsync-policy.
 var fsyncPolicies = map[string]journal.Policy{"always": journal.Always, "interval": journal.Interval}
@@ -89,7 +110,8 @@ func jmeterBoolean(value string, def bool) bool {
 // flags' help text.
 func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage io.Writer) (*settings, error) {
 	s := &settings{bind: "0.0.0.0", server: sts.DefaultConfig(), logFormat: "text", shutdownTimeout: 10 * time.Second,
-		state: stateSettings{policy: "always", interval: journal.DefaultInterval, snapshotBytes: journal.DefaultSnapshotBytes}}
+		state: stateSettings{policy: "always", interval: journal.DefaultInterval, snapshotBytes: journal.DefaultSnapshotBytes},
+		redis: redisSettings{keyPrefix: "sts:", replicaTimeout: 2 * time.Second}}
 	fs := flag.NewFlagSet("sts", flag.ContinueOnError)
 	fs.SetOutput(usage)
 	c := &s.server
@@ -115,6 +137,15 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.DurationVar(&s.state.interval, "fsync-interval", s.state.interval, "fsync period of --fsync-policy interval")
 	fs.BoolVar(&s.state.wait, "state-dir-wait", false, "wait while another server holds --state-dir, instead of exiting")
 	fs.Var(byteSizeFlag{&s.state.snapshotBytes}, "snapshot-bytes", "bytes of journal after which a snapshot is written and the journal restarted")
+	fs.StringVar(&s.redis.url, "redis-url", "", "keep the lists in Redis or Valkey, shared by every sts using it: redis://[user:password@]host:port/db, or rediss:// for TLS (empty: in this process)")
+	fs.StringVar(&s.redis.passwordFile, "redis-password-file", "", "file holding the Redis password, which replaces the URL's")
+	fs.StringVar(&s.redis.caFile, "redis-ca-file", "", "PEM file of the certificate authorities a rediss:// server is checked against")
+	fs.StringVar(&s.redis.sentinelMaster, "redis-sentinel-master", "", "find the Redis master through Sentinel under this name (with --redis-sentinel-addrs)")
+	fs.StringVar(&s.redis.sentinelAddrs, "redis-sentinel-addrs", "", "the sentinels, host:port,host:port,...")
+	fs.BoolVar(&s.redis.cluster, "redis-cluster", false, "--redis-url names a node of a Redis Cluster")
+	fs.StringVar(&s.redis.keyPrefix, "redis-key-prefix", s.redis.keyPrefix, "start of every Redis key: the list NAME is the key <prefix>{NAME}")
+	fs.IntVar(&s.redis.minReplicas, "redis-min-replicas", 0, "acknowledge a change only once this many Redis replicas hold it (Redis WAIT; not with --redis-cluster)")
+	fs.DurationVar(&s.redis.replicaTimeout, "redis-min-replicas-timeout", s.redis.replicaTimeout, "how long a change waits for --redis-min-replicas before it is answered as not recorded")
 	fs.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the token of --auth-token-file too")
 	fs.IntVar(&c.MetricsMaxLists, "metrics-max-lists", c.MetricsMaxLists, "most lists with a sts_list_lines series of their own; the others are summed in sts_other_lists_lines")
 	fs.DurationVar(&c.RegexTimeout, "regex-timeout", c.RegexTimeout, "time limit of all the regular-expression matches of one FIND together")
@@ -147,7 +178,7 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	if s.logFormat != "text" && s.logFormat != "json" {
 		return nil, fmt.Errorf("--log-format %q: want text or json", s.logFormat)
 	}
-	if err := s.check(); err != nil {
+	if err := s.check(set); err != nil {
 		return nil, err
 	}
 	if s.authTokenFile != "" {
@@ -174,8 +205,12 @@ func readAuthToken(path string) (string, error) {
 	return token, nil
 }
 
-// check refuses values that parse but make no sense.
-func (s *settings) check() error {
+// check refuses values that parse but make no sense, and flags of the backend not chosen; set
+// holds the flags given (on the command line, in the environment or in the properties).
+func (s *settings) check(set map[string]bool) error {
+	if err := s.checkBackend(set); err != nil {
+		return err
+	}
 	c := &s.server
 	for _, v := range []struct {
 		flag  string
@@ -202,6 +237,37 @@ func (s *settings) check() error {
 	}
 	if s.state.snapshotBytes <= 0 {
 		return errors.New("--snapshot-bytes must be positive")
+	}
+	return nil
+}
+
+// checkBackend refuses the flags that do not apply to the backend chosen, so that a user who
+// expects a journal on Redis, or Sentinel without Redis, learns it at startup.
+func (s *settings) checkBackend(set map[string]bool) error {
+	if s.redis.url == "" {
+		for _, f := range redisFlags {
+			if set[f] {
+				return fmt.Errorf("--%s needs --redis-url", f)
+			}
+		}
+		return nil
+	}
+	for _, f := range memoryOnlyFlags {
+		if set[f] {
+			return fmt.Errorf("--%s applies to the memory backend only: with --redis-url, durability and memory are the Redis server's (replicas, AOF, maxmemory, --redis-min-replicas)", f)
+		}
+	}
+	switch {
+	case s.redis.minReplicas < 0:
+		return errors.New("--redis-min-replicas must not be negative")
+	case s.redis.minReplicas > 0 && s.redis.cluster:
+		return errors.New("--redis-min-replicas is not supported with --redis-cluster")
+	case s.redis.replicaTimeout <= 0:
+		return errors.New("--redis-min-replicas-timeout must be positive")
+	case (s.redis.sentinelMaster == "") != (s.redis.sentinelAddrs == ""):
+		return errors.New("--redis-sentinel-master and --redis-sentinel-addrs go together")
+	case s.redis.sentinelMaster != "" && s.redis.cluster:
+		return errors.New("--redis-sentinel-master and --redis-cluster exclude each other")
 	}
 	return nil
 }

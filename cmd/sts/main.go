@@ -17,12 +17,15 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
 
@@ -63,11 +66,18 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 // listener comes up first, so that /healthz answers while the state directory is awaited and
 // restored; /readyz and the commands wait for that and the startup loading.
 func serve(s *settings, log *slog.Logger) error {
-	mem := memory.New(memory.WithLimits(s.server.Limits))
-	s.server.WaitForStartup = s.state.dir != ""
-	srv, err := sts.NewServer(s.server, mem, log)
+	st, mem, err := openStore(s, log)
 	if err != nil {
 		return err
+	}
+	defer st.Close()
+	s.server.WaitForStartup = s.state.dir != ""
+	srv, err := sts.NewServer(s.server, st, log)
+	if err != nil {
+		return err
+	}
+	if observed, ok := st.(*redisstore.Store); ok {
+		observed.Observe(srv.Metrics().ObserveBackend, srv.Metrics().CountBackendDial)
 	}
 	addr := net.JoinHostPort(s.bind, strconv.Itoa(s.server.Port))
 	ln, err := net.Listen("tcp", addr)
@@ -77,7 +87,7 @@ func serve(s *settings, log *slog.Logger) error {
 	hs := srv.HTTPServer(addr)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("Listening", "address", ln.Addr().String(), "version", version.Version, "datasetDir", s.server.DatasetDir, "stateDir", s.state.dir)
+	log.Info("Listening", "address", ln.Addr().String(), "version", version.Version, "datasetDir", s.server.DatasetDir, "stateDir", s.state.dir, "backend", backendName(s))
 
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
@@ -90,7 +100,7 @@ func serve(s *settings, log *slog.Logger) error {
 	}
 	started := make(chan startup, 1)
 	go func() {
-		j, err := start(ctx, s, srv, mem, log)
+		j, err := start(ctx, s, srv, st, mem, log)
 		started <- startup{j, err}
 	}()
 	if s.authTokenFile != "" {
@@ -150,9 +160,66 @@ func serve(s *settings, log *slog.Logger) error {
 	return nil
 }
 
-// start restores the state, if there is a state directory, then loads the startup lists; the
-// server is then ready. The journal it returns records every later change.
-func start(ctx context.Context, s *settings, srv *sts.Server, mem *memory.Memory, log *slog.Logger) (*journal.Journal, error) {
+// openStore opens the backend the settings choose: Redis with --redis-url, else a memory store
+// (which it also returns, for the journal).
+func openStore(s *settings, log *slog.Logger) (store.Store, *memory.Memory, error) {
+	if s.redis.url == "" {
+		mem := memory.New(memory.WithLimits(s.server.Limits))
+		return mem, mem, nil
+	}
+	conn := redisstore.Connection{URL: s.redis.url, CAFile: s.redis.caFile, SentinelMaster: s.redis.sentinelMaster, Cluster: s.redis.cluster}
+	if s.redis.sentinelAddrs != "" {
+		conn.SentinelAddrs = strings.Split(s.redis.sentinelAddrs, ",")
+	}
+	if s.redis.passwordFile != "" {
+		b, err := os.ReadFile(s.redis.passwordFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--redis-password-file: %w", err)
+		}
+		conn.Password = strings.TrimSpace(string(b))
+	}
+	client, err := conn.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := redisstore.New(redisstore.Options{
+		Client: client, KeyPrefix: s.redis.keyPrefix, MinReplicas: s.redis.minReplicas, ReplicaTimeout: s.redis.replicaTimeout,
+		Limits: s.server.Limits, Log: log,
+	})
+	if err != nil {
+		_ = client.Close()
+		return nil, nil, err
+	}
+	return st, nil, nil
+}
+
+func backendName(s *settings) string {
+	if s.redis.url != "" {
+		return "redis"
+	}
+	return "memory"
+}
+
+// backendRetry is how often startup tries again to reach a shared backend that does not answer.
+const backendRetry = time.Second
+
+// start restores the state, if there is a state directory, or waits for a shared backend to
+// answer, then loads the startup lists; the server is then ready. The journal it returns
+// records every later change.
+func start(ctx context.Context, s *settings, srv *sts.Server, st store.Store, mem *memory.Memory, log *slog.Logger) (*journal.Journal, error) {
+	if h, shared := st.(store.Health); shared {
+		// A Redis still starting is waited for, not a crash: the loads need it.
+		for logged := false; !h.Up(); logged = true {
+			if !logged {
+				log.Info("Waiting for the backend to answer before loading the startup lists", "backend", h.Name())
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(backendRetry / 10):
+			}
+		}
+	}
 	var j *journal.Journal
 	if s.state.dir != "" {
 		began := time.Now()

@@ -111,7 +111,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok")
 		return
 	case readyPath:
-		if s.phase.Load() == phaseServing {
+		if s.phase.Load() == phaseServing && s.backendUp() {
 			writePlain(w, http.StatusOK, "ok")
 		} else {
 			writePlain(w, http.StatusServiceUnavailable, "not ready")
@@ -158,6 +158,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if rep.command == cmdStop && rep.fail == nil {
 		s.requestStop()
 	}
+}
+
+// backendUp reports whether the store's backend answers: a server that cannot reach Redis is
+// not ready, so that a Service sends clients to one that can.
+func (s *Server) backendUp() bool {
+	h, shared := s.store.(store.Health)
+	return !shared || h.Up()
 }
 
 // unavailable returns the refusal of a command that arrives while the server cannot take it.

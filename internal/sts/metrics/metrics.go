@@ -10,6 +10,10 @@
 //	sts_waiting_reads                          reads waiting for lines (WAIT)
 //	sts_journal_fsync_duration_seconds         fsyncs of the journal
 //	sts_journal_bytes                          bytes of journal and snapshot on disk
+//	sts_backend_up{backend}                    1 when the store's backend answers (memory: always)
+//	sts_backend_request_duration_seconds{result}  requests to a shared backend (Redis), OK or error
+//	sts_backend_dials_total{result}            connections to it opened: each one after the first
+//	                                           few is a reconnection
 //
 // Command names are the protocol's, with UNKNOWN for any other path, so that no label takes an
 // unbounded number of values; list names are capped by their number.
@@ -34,6 +38,8 @@ type Metrics struct {
 	commands  *prometheus.CounterVec
 	durations *prometheus.HistogramVec
 	fsyncs    prometheus.Histogram
+	backend   *prometheus.HistogramVec
+	dials     *prometheus.CounterVec
 }
 
 // New returns the metrics of a server that keeps its lists in st, with a series of
@@ -55,11 +61,20 @@ func New(st store.Store, maxLists int) *Metrics {
 			Help:    "Duration of the journal's fsyncs; with the fsync policy always, one covers a group of changes.",
 			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 14), // 50µs to 410ms
 		}),
+		backend: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sts_backend_request_duration_seconds",
+			Help:    "Requests to the shared storage backend (Redis), by result (OK or error).",
+			Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16), // 50µs to 1.6s
+		}, []string{"result"}),
+		dials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sts_backend_dials_total",
+			Help: "Connections opened to the shared storage backend (Redis), by result; beyond the first few, reconnections.",
+		}, []string{"result"}),
 	}
 	m.registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.commands, m.durations, m.fsyncs,
+		m.commands, m.durations, m.fsyncs, m.backend, m.dials,
 		newListCollector(st, maxLists),
 	)
 	return m
@@ -73,6 +88,21 @@ func (m *Metrics) ObserveCommand(command string, ok bool, d time.Duration) {
 	}
 	m.commands.WithLabelValues(command, result).Inc()
 	m.durations.WithLabelValues(command).Observe(d.Seconds())
+}
+
+// ObserveBackend records one request to the shared backend.
+func (m *Metrics) ObserveBackend(d time.Duration, failed bool) {
+	m.backend.WithLabelValues(outcome(failed)).Observe(d.Seconds())
+}
+
+// CountBackendDial counts a connection opened to the shared backend.
+func (m *Metrics) CountBackendDial(failed bool) { m.dials.WithLabelValues(outcome(failed)).Inc() }
+
+func outcome(failed bool) string {
+	if failed {
+		return "error"
+	}
+	return "OK"
 }
 
 // ObserveFsync records the duration of one fsync of the journal.
@@ -96,6 +126,7 @@ type listCollector struct {
 	st                                                            store.Store
 	maxLists                                                      int
 	perList, otherLists, otherLines, lists, lines, bytes, waiting *prometheus.Desc
+	up                                                            *prometheus.Desc
 }
 
 func newListCollector(st store.Store, maxLists int) *listCollector {
@@ -108,11 +139,12 @@ func newListCollector(st store.Store, maxLists int) *listCollector {
 		lines:      prometheus.NewDesc("sts_lines", "Lines in all lists.", nil, nil),
 		bytes:      prometheus.NewDesc("sts_line_bytes", "Bytes of the lines in all lists, the figure --max-total-bytes bounds.", nil, nil),
 		waiting:    prometheus.NewDesc("sts_waiting_reads", "Reads waiting for a line (WAIT).", nil, nil),
+		up:         prometheus.NewDesc("sts_backend_up", "1 when the storage backend answers, 0 when it cannot be reached.", []string{"backend"}, nil),
 	}
 }
 
 func (c *listCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.perList, c.otherLists, c.otherLines, c.lists, c.lines, c.bytes, c.waiting} {
+	for _, d := range []*prometheus.Desc{c.perList, c.otherLists, c.otherLines, c.lists, c.lines, c.bytes, c.waiting, c.up} {
 		ch <- d
 	}
 }
@@ -125,6 +157,11 @@ func (c *listCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
 	gauge(c.waiting, float64(c.st.Waiting()))
+	name, up := "memory", true
+	if h, ok := c.st.(store.Health); ok {
+		name, up = h.Name(), h.Up()
+	}
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, map[bool]float64{true: 1}[up], name)
 	if sizer, ok := c.st.(store.Sizer); ok {
 		gauge(c.bytes, float64(sizer.Bytes()))
 	}

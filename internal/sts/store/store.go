@@ -40,6 +40,9 @@ var (
 	// or is closed, or too few Redis replicas acknowledged it): it is not acknowledged, and a
 	// restart or a failover may or may not show it. The error wraps the backend's.
 	ErrNotRecorded = errors.New("store: the change could not be recorded")
+	// ErrFull means the backend refused the change for want of memory (Redis at maxmemory):
+	// nothing was changed.
+	ErrFull = errors.New("store: the backend is full")
 	// ErrUnavailable means the backend cannot be reached (Redis down, or failing over): nothing
 	// was changed that the caller could count on. The error wraps the backend's.
 	ErrUnavailable = errors.New("store: the backend is unavailable")
@@ -148,11 +151,11 @@ type Sizer interface {
 	Bytes() int64
 }
 
-// Backend is what a shared backend tells the server about its connection, for /readyz and
-// metrics. A store without it is always up.
-type Backend interface {
-	// Name is the backend's name in metrics and CONFIG: "memory" or "redis".
+// Health is a store whose backend can be out of reach (Redis): /readyz and metrics follow Up. A
+// store without it is always up.
+type Health interface {
+	// Name is the backend's name in metrics: "redis".
 	Name() string
-	// Ping reports whether the backend answers now; nil when it does.
-	Ping(ctx context.Context) error
+	// Up reports whether the backend answered its last health check.
+	Up() bool
 }

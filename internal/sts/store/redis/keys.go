@@ -1,0 +1,26 @@
+package redis
+
+// keys are the Redis keys of one list. The list itself is one LIST key whose elements are its
+// lines in order, so that redis-cli LRANGE, or the jpgc "Redis Data Set" config element, see the
+// same data as the table servers. Its companions share the list's hash tag, {name}, so that a
+// script touching all of them runs on Redis Cluster, where the tag picks the shard.
+type keys struct {
+	list    string // <prefix>{<name>}: the lines
+	meta    string // <prefix>{<name>}:meta: existence, digest, whether the unique index is kept
+	counts  string // <prefix>{<name>}:unique: line -> count, kept once a unique ADD needed it
+	staging string // <prefix>{<name>}:staging:<random>: where a bulk change is uploaded first
+}
+
+func (s *Store) keysOf(name string) keys {
+	base := s.prefix + "{" + name + "}"
+	return keys{list: base, meta: base + ":meta", counts: base + ":unique"}
+}
+
+// registry is the set of every list's name: STATUS reads it instead of scanning the keyspace.
+// It lives in a slot of its own, so it is written outside the lists' scripts, once, by the
+// server that created the list.
+func (s *Store) registry() string { return s.prefix + "lists" }
+
+// channel carries the name of a list that lines were brought to, so that reads waiting on any
+// server try again.
+func (s *Store) channel() string { return s.prefix + "added" }

@@ -1,0 +1,540 @@
+// Package redis is the Redis/Valkey backend of the table server: every list lives in one Redis
+// LIST key, and any number of table servers share them with the same consume-once guarantee as
+// one server's memory store. Each change is one Lua script run atomically by Redis (scripts.go),
+// FIND scans pages in Go (the Java-flavoured regular expressions cannot run in Redis) and removes
+// its hit with a script that checks the line is still there, and reads that WAIT are woken by a
+// notification channel that every change bringing lines publishes to (wait.go).
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mathrand "math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Client is the connection to Redis (standalone, Sentinel or Cluster); the Store closes it.
+	Client goredis.UniversalClient
+	// KeyPrefix starts every key the Store writes, so that several resources share one Redis.
+	KeyPrefix string
+	// MinReplicas, when above 0, acknowledges a change only once that many replicas hold it
+	// (Redis WAIT, within ReplicaTimeout); fewer is store.ErrNotRecorded. Not with Cluster.
+	MinReplicas    int
+	ReplicaTimeout time.Duration
+	// Limits are checked by the scripts (lines per list) and before a line is sent (line bytes);
+	// MaxTotalBytes is Redis' own maxmemory's business and must be 0.
+	Limits store.Limits
+	// Log receives the backend's failures, which answers do not show, and its ups and downs.
+	Log *slog.Logger
+	// HealthInterval is how often the connection is checked (Up); 0 is one second.
+	HealthInterval time.Duration
+}
+
+// Store is the Redis backend of store.Store. Create it with New.
+type Store struct {
+	client   goredis.UniversalClient // connections: pub/sub, health, acknowledged writes
+	cmd      goredis.UniversalClient // autopipelined: the many small commands of concurrent clients
+	prefix   string
+	replicas int
+	replWait time.Duration
+	limits   store.Limits
+	log      *slog.Logger
+	tomb     string // what a RANDOM removal overwrites its line with before LREM (scripts.go)
+	observer *observer
+
+	up      atomic.Bool
+	waits   waits
+	stop    context.CancelFunc
+	stopped sync.WaitGroup
+}
+
+var (
+	_ store.Store  = (*Store)(nil)
+	_ store.Health = (*Store)(nil)
+)
+
+// The scripts, loaded once per Redis by SHA (go-redis falls back to EVAL on NOSCRIPT).
+var (
+	readScript    = goredis.NewScript(scriptRead)
+	pageScript    = goredis.NewScript(scriptPage)
+	takeScript    = goredis.NewScript(scriptTake)
+	addScript     = goredis.NewScript(scriptAdd)
+	ensureScript  = goredis.NewScript(scriptEnsure)
+	insertScript  = goredis.NewScript(scriptInsert)
+	replaceScript = goredis.NewScript(scriptReplace)
+	resetScript   = goredis.NewScript(scriptReset)
+	lengthScript  = goredis.NewScript(scriptLength)
+	linesScript   = goredis.NewScript(scriptLines)
+)
+
+// New returns a Store on o.Client. It does not wait for Redis: Up says when it answers, and
+// calls fail with store.ErrUnavailable until then.
+func New(o Options) (*Store, error) {
+	if o.Limits.MaxTotalBytes > 0 {
+		return nil, errors.New("max-total-bytes does not apply to Redis: set maxmemory on the Redis server")
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.HealthInterval <= 0 {
+		o.HealthInterval = time.Second
+	}
+	if o.ReplicaTimeout <= 0 {
+		o.ReplicaTimeout = 2 * time.Second
+	}
+	obs := &observer{}
+	o.Client.AddHook(obs)
+	cmd, err := o.Client.AutoPipeline()
+	if err != nil {
+		return nil, fmt.Errorf("redis autopipelining: %w", err)
+	}
+	tomb := make([]byte, 16)
+	_, _ = rand.Read(tomb)
+	s := &Store{
+		client: o.Client, cmd: cmd, prefix: o.KeyPrefix, replicas: o.MinReplicas, replWait: o.ReplicaTimeout,
+		limits: o.Limits, log: o.Log, observer: obs, tomb: "\x00sts-removed-" + hex.EncodeToString(tomb),
+	}
+	s.waits.init()
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	s.stopped.Add(2)
+	go s.watchHealth(ctx, o.HealthInterval)
+	go s.listen(ctx)
+	return s, nil
+}
+
+// Name implements store.Health.
+func (s *Store) Name() string { return "redis" }
+
+// Up implements store.Health: whether Redis answered the last health check.
+func (s *Store) Up() bool { return s.up.Load() }
+
+// watchHealth pings Redis every interval and logs each change of state once.
+func (s *Store) watchHealth(ctx context.Context, interval time.Duration) {
+	defer s.stopped.Done()
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	first := true
+	for {
+		pingCtx, cancel := context.WithTimeout(ctx, interval)
+		err := s.client.Ping(pingCtx).Err()
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		up := err == nil
+		if was := s.up.Swap(up); was != up || first && !up {
+			if up {
+				s.log.Info("Redis reachable")
+			} else {
+				s.log.Error("Redis unreachable; requests get 503 until it answers", "error", err)
+			}
+		}
+		first = false
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+// Close implements store.Store.
+func (s *Store) Close() error {
+	s.EndWaits()
+	s.stop()
+	s.stopped.Wait()
+	return s.client.Close()
+}
+
+// run runs a script on the list's keys and returns its reply. A script that changes the list is
+// acknowledged by MinReplicas replicas first, when set.
+func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, changes bool, args ...any) ([]any, error) {
+	var reply []any
+	var err error
+	if changes && s.replicas > 0 {
+		reply, err = s.runAcknowledged(ctx, sc, keys, args)
+	} else {
+		reply, err = sc.Run(ctx, s.cmd, keys, args...).Slice()
+	}
+	return reply, s.failure(err)
+}
+
+// runAcknowledged runs the script and WAIT on one connection, since WAIT counts the replicas
+// holding that connection's writes.
+func (s *Store) runAcknowledged(ctx context.Context, sc *goredis.Script, keys []string, args []any) ([]any, error) {
+	exec := func(eval func(goredis.Pipeliner) *goredis.Cmd) ([]any, error) {
+		pipe := s.client.Pipeline()
+		result := eval(pipe)
+		acked := pipe.Do(ctx, "wait", s.replicas, s.replWait.Milliseconds())
+		_, _ = pipe.Exec(ctx)
+		reply, err := result.Slice()
+		if err != nil {
+			return nil, err
+		}
+		if n, err := acked.Int64(); err != nil || n < int64(s.replicas) {
+			return nil, fmt.Errorf("%w: %d of %d replicas acknowledged the change (%v)", store.ErrNotRecorded, n, s.replicas, err)
+		}
+		return reply, nil
+	}
+	reply, err := exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Nothing ran: the script is unknown to this Redis (a new master after a failover).
+		reply, err = exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.Eval(ctx, p, keys, args...) })
+	}
+	return reply, err
+}
+
+// failure maps a Redis error to the store's. The backend's own words are logged, not shown to
+// clients, except where they tell the user what to fix (a key of the wrong type).
+func (s *Store) failure(err error) error {
+	switch {
+	case err == nil, errors.Is(err, store.ErrNotRecorded):
+		return err
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case goredis.HasErrorPrefix(err, "WRONGTYPE"):
+		return fmt.Errorf("redis: %s", strings.TrimPrefix(err.Error(), "WRONGTYPE "))
+	case goredis.HasErrorPrefix(err, "OOM"):
+		s.log.Error("Redis is full (maxmemory); the change was refused", "error", err)
+		return store.ErrFull
+	case goredis.HasErrorPrefix(err, "NOAUTH"), goredis.HasErrorPrefix(err, "WRONGPASS"):
+		s.log.Error("Redis refused the credentials", "error", err)
+	default:
+		s.log.Error("Redis request failed", "error", err)
+	}
+	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+}
+
+// created registers a list that a script reported new, so that Lists finds it without scanning.
+func (s *Store) created(ctx context.Context, name string, flag any) error {
+	if flag != int64(1) {
+		return nil
+	}
+	return s.failure(s.cmd.SAdd(ctx, s.registry(), name).Err())
+}
+
+// status is the first element of a script's reply.
+func status(reply []any) int64 {
+	n, _ := reply[0].(int64)
+	return n
+}
+
+// strings converts the lines of a reply.
+func lines(v any) []string {
+	items, _ := v.([]any)
+	out := make([]string, len(items))
+	for i, item := range items {
+		out[i], _ = item.(string)
+	}
+	return out
+}
+
+// positions are the scripts' names of store positions.
+var positions = map[store.Position]string{store.First: "F", store.Last: "L", store.Random: "R"}
+
+// Length implements store.Store.
+func (s *Store) Length(ctx context.Context, name string) (int, error) {
+	k := s.keysOf(name)
+	reply, err := s.run(ctx, lengthScript, []string{k.list, k.meta, k.counts}, false)
+	if err != nil {
+		return 0, err
+	}
+	if n := status(reply); n >= 0 {
+		return int(n), nil
+	}
+	return 0, store.ErrNotLoaded
+}
+
+// Read implements store.Store.
+func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration) ([]string, error) {
+	p, ok := positions[pos]
+	if !ok {
+		return nil, fmt.Errorf("store: unknown read position %d", pos)
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("store: cannot read %d lines", n)
+	}
+	k := s.keysOf(name)
+	return s.waitFor(ctx, name, wait, func() ([]string, error) {
+		args := []any{p, n, flag(keep), s.tomb}
+		if pos == store.Random {
+			for range n {
+				args = append(args, mathrand.Float64())
+			}
+		}
+		reply, err := s.run(ctx, readScript, []string{k.list, k.meta, k.counts}, true, args...)
+		if err != nil {
+			return nil, err
+		}
+		switch status(reply) {
+		case 0:
+			return lines(reply[1]), nil
+		case 1:
+			return nil, store.ErrNotLoaded
+		case 2:
+			return nil, store.ErrEmpty
+		}
+		have, _ := reply[1].(int64)
+		return nil, &store.ShortListError{Want: n, Have: int(have)}
+	})
+}
+
+// findPage is how many lines FIND reads at a time. A list up to this length is scanned as one
+// consistent copy; a longer one page by page, so a line that concurrent consumers move across a
+// page boundary may be missed by one scan (the FIND answers "Not find !"; a retry finds it).
+const findPage = 10000
+
+// Find implements store.Store.
+func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
+	k := s.keysOf(name)
+	keys := []string{k.list, k.meta, k.counts}
+	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
+		for { // until a hit is taken or the scan ends: a hit another server took first starts it again
+			hit, err := s.scan(ctx, keys, match)
+			if err != nil {
+				return nil, err
+			}
+			reply, err := s.run(ctx, takeScript, keys, true, hit, flag(keep))
+			if err != nil {
+				return nil, err
+			}
+			if status(reply) == 0 {
+				return []string{hit}, nil
+			}
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	return found[0], nil
+}
+
+// scan returns the first line of the list that match accepts.
+func (s *Store) scan(ctx context.Context, keys []string, match store.Matcher) (string, error) {
+	for start := 0; ; start += findPage {
+		reply, err := s.run(ctx, pageScript, keys, false, start, start+findPage-1)
+		if err != nil {
+			return "", err
+		}
+		if status(reply) == 1 {
+			return "", store.ErrNotLoaded
+		}
+		page := lines(reply[1])
+		if start == 0 && len(page) == 0 {
+			return "", store.ErrEmpty
+		}
+		for _, line := range page {
+			ok, err := match(line)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				return line, nil
+			}
+		}
+		if len(page) < findPage {
+			return "", store.ErrNoMatch
+		}
+	}
+}
+
+// Add implements store.Store.
+func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, unique bool) error {
+	p, ok := positions[pos]
+	if !ok || pos == store.Random {
+		if err := s.Ensure(ctx, name); err != nil {
+			return err
+		}
+		return fmt.Errorf("store: cannot add at position %d, only First or Last", pos)
+	}
+	if max := s.limits.MaxLineBytes; max > 0 && int64(len(line)) > max {
+		if err := s.Ensure(ctx, name); err != nil {
+			return err
+		}
+		return &store.LimitError{Limit: store.LimitLineBytes, Max: max}
+	}
+	k := s.keysOf(name)
+	reply, err := s.run(ctx, addScript, []string{k.list, k.meta, k.counts}, true,
+		line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name)
+	if err != nil {
+		return err
+	}
+	if err := s.created(ctx, name, reply[1]); err != nil {
+		return err
+	}
+	switch status(reply) {
+	case 1:
+		return store.ErrDuplicate
+	case 2:
+		return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
+	}
+	return nil
+}
+
+// Ensure implements store.Store.
+func (s *Store) Ensure(ctx context.Context, name string) error {
+	k := s.keysOf(name)
+	reply, err := s.run(ctx, ensureScript, []string{k.list, k.meta, k.counts}, true)
+	if err != nil {
+		return err
+	}
+	return s.created(ctx, name, reply[0])
+}
+
+// Insert implements store.Store.
+func (s *Store) Insert(ctx context.Context, name string, lines []string, pos store.Position) error {
+	p, ok := positions[pos]
+	if !ok || pos == store.Random {
+		return fmt.Errorf("store: cannot insert at position %d, only First or Last", pos)
+	}
+	return s.bulk(ctx, name, lines, insertScript, p, s.limits.MaxLinesPerList)
+}
+
+// Replace implements store.Store.
+func (s *Store) Replace(ctx context.Context, name string, lines []string, digest string) error {
+	return s.bulk(ctx, name, lines, replaceScript, digest, 0, s.limits.MaxLinesPerList)
+}
+
+// LoadOnce implements store.Store. The digest is looked at before the lines are uploaded, so a
+// server that starts beside others that loaded the dataset sends nothing; the script looks again
+// when it swaps the lines in, so that servers starting together load it once.
+func (s *Store) LoadOnce(ctx context.Context, name string, lines []string, digest string) (bool, error) {
+	if digest != "" {
+		held, err := s.cmd.HGet(ctx, s.keysOf(name).meta, "digest").Result()
+		if err != nil && !errors.Is(err, goredis.Nil) {
+			return false, s.failure(err)
+		}
+		if held == digest {
+			return false, nil
+		}
+	}
+	err := s.bulk(ctx, name, lines, replaceScript, digest, 1, s.limits.MaxLinesPerList)
+	if errors.Is(err, errKept) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// errKept is a load-once replacement that found the digest already there.
+var errKept = errors.New("kept")
+
+// stagingChunk is how many lines go to Redis in one RPUSH of a bulk change.
+const stagingChunk = 1000
+
+// bulk uploads lines into a staging list of the list's slot, then runs sc (Insert or Replace),
+// which moves them in as one change. A staging list expires, in case its server dies mid-way.
+func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *goredis.Script, args ...any) error {
+	if _, err := s.limits.Measure(lines); err != nil {
+		return err
+	}
+	k := s.keysOf(name)
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix)
+	staging := k.list + ":staging:" + hex.EncodeToString(suffix)
+	if len(lines) > 0 {
+		pipe := s.client.Pipeline()
+		for i := 0; i < len(lines); i += stagingChunk {
+			chunk := lines[i:min(i+stagingChunk, len(lines))]
+			values := make([]any, len(chunk))
+			for j, line := range chunk {
+				values[j] = line
+			}
+			pipe.RPush(ctx, staging, values...)
+		}
+		pipe.Expire(ctx, staging, time.Hour)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return s.failure(err)
+		}
+	}
+	reply, err := s.run(ctx, sc, []string{k.list, k.meta, k.counts, staging}, true, append(args, s.channel(), name)...)
+	if err != nil {
+		return err
+	}
+	if err := s.created(ctx, name, reply[1]); err != nil {
+		return err
+	}
+	switch status(reply) {
+	case 1:
+		return errKept
+	case 2:
+		return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
+	}
+	return nil
+}
+
+// Lines implements store.Store.
+func (s *Store) Lines(ctx context.Context, name string) ([]string, error) {
+	k := s.keysOf(name)
+	reply, err := s.run(ctx, linesScript, []string{k.list, k.meta, k.counts}, false)
+	if err != nil {
+		return nil, err
+	}
+	if status(reply) == 1 {
+		return nil, store.ErrNotLoaded
+	}
+	return lines(reply[1]), nil
+}
+
+// Reset implements store.Store.
+func (s *Store) Reset(ctx context.Context, name string) (bool, error) {
+	k := s.keysOf(name)
+	reply, err := s.run(ctx, resetScript, []string{k.list, k.meta, k.counts}, true)
+	if err != nil {
+		return false, err
+	}
+	return status(reply) == 1, nil
+}
+
+// Lists implements store.Store: the registry's names, then each list's length and digest in one
+// pipeline (per shard on Cluster).
+func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
+	names, err := s.cmd.SMembers(ctx, s.registry()).Result()
+	if err != nil {
+		return nil, s.failure(err)
+	}
+	slices.Sort(names)
+	pipe := s.client.Pipeline()
+	lengths := make([]*goredis.IntCmd, len(names))
+	digests := make([]*goredis.StringCmd, len(names))
+	for i, name := range names {
+		k := s.keysOf(name)
+		lengths[i] = pipe.LLen(ctx, k.list)
+		digests[i] = pipe.HGet(ctx, k.meta, "digest")
+	}
+	if len(names) > 0 {
+		// A key of the wrong type or a missing digest fails its own command only: the list is
+		// shown with what could be read. Anything else (the connection) fails the whole answer.
+		_, err := pipe.Exec(ctx)
+		var reply goredis.Error
+		if err != nil && !errors.Is(err, goredis.Nil) && !errors.As(err, &reply) {
+			return nil, s.failure(err)
+		}
+	}
+	infos := make([]store.ListInfo, len(names))
+	for i, name := range names {
+		infos[i] = store.ListInfo{Name: name, Length: int(lengths[i].Val()), Digest: digests[i].Val()}
+	}
+	return infos, nil
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

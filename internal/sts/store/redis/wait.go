@@ -1,0 +1,146 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// Reads that wait. Every script that brings lines to a list publishes the list's name on one
+// channel; each server subscribes to it once and wakes its own reads waiting on that name, which
+// then try again. Pub/sub loses what is published while a server reconnects, so a waiting read
+// also tries again every pollInterval. Unlike the memory store, reads waiting on different
+// servers are not served in arrival order: whichever tries first after a change wins.
+
+// pollInterval bounds how long a waiting read goes without trying again.
+const pollInterval = time.Second
+
+// waits are this server's waiting reads, by list.
+type waits struct {
+	mu      sync.Mutex
+	byList  map[string]*wake
+	waiting atomic.Int64
+	ended   chan struct{}
+	endOnce sync.Once
+}
+
+// wake is closed, and replaced, when lines arrive in a list.
+type wake struct {
+	ch      chan struct{}
+	readers int
+}
+
+func (w *waits) init() {
+	w.byList = map[string]*wake{}
+	w.ended = make(chan struct{})
+}
+
+// join returns the channel that the next arrival of lines in the list closes.
+func (w *waits) join(name string) *wake {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	wk := w.byList[name]
+	if wk == nil {
+		wk = &wake{ch: make(chan struct{})}
+		w.byList[name] = wk
+	}
+	wk.readers++
+	return wk
+}
+
+func (w *waits) leave(name string, wk *wake) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wk.readers--; wk.readers == 0 && w.byList[name] == wk {
+		delete(w.byList, name)
+	}
+}
+
+// arrived wakes the reads waiting on a list.
+func (w *waits) arrived(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if wk := w.byList[name]; wk != nil {
+		close(wk.ch)
+		delete(w.byList, name)
+	}
+}
+
+// canWaitFor reports whether a read that failed with err may wait for lines.
+func canWaitFor(err error) bool {
+	var short *store.ShortListError
+	return errors.Is(err, store.ErrNotLoaded) || errors.Is(err, store.ErrEmpty) || errors.Is(err, store.ErrNoMatch) || errors.As(err, &short)
+}
+
+// waitFor runs try until it succeeds with an answer no waiting changes, wait runs out, ctx ends or
+// the waits are ended; each try after the first follows a notification or pollInterval.
+func (s *Store) waitFor(ctx context.Context, name string, wait time.Duration, try func() ([]string, error)) ([]string, error) {
+	if wait <= 0 || s.waitsOver() {
+		return try()
+	}
+	s.waits.waiting.Add(1)
+	defer s.waits.waiting.Add(-1)
+	deadline := time.Now().Add(wait)
+	for {
+		// Joined before trying, so that lines arriving during the try wake the next one.
+		wk := s.waits.join(name)
+		lines, err := try()
+		remaining := time.Until(deadline)
+		if !canWaitFor(err) || remaining <= 0 {
+			s.waits.leave(name, wk)
+			return lines, err
+		}
+		timer := time.NewTimer(min(remaining, pollInterval))
+		select {
+		case <-wk.ch:
+		case <-timer.C:
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-s.waits.ended:
+		}
+		timer.Stop()
+		s.waits.leave(name, wk)
+		if ctx.Err() != nil || s.waitsOver() {
+			return nil, err
+		}
+	}
+}
+
+// listen follows the notification channel until the store closes; go-redis resubscribes after a
+// reconnection by itself.
+func (s *Store) listen(ctx context.Context) {
+	defer s.stopped.Done()
+	sub := s.client.Subscribe(ctx, s.channel())
+	defer sub.Close()
+	messages := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-messages:
+			if !ok {
+				return
+			}
+			s.waits.arrived(m.Payload)
+		}
+	}
+}
+
+// Waiting implements store.Store.
+func (s *Store) Waiting() int { return int(s.waits.waiting.Load()) }
+
+// EndWaits implements store.Store.
+func (s *Store) EndWaits() { s.waits.endOnce.Do(func() { close(s.waits.ended) }) }
+
+func (s *Store) waitsOver() bool {
+	select {
+	case <-s.waits.ended:
+		return true
+	default:
+		return false
+	}
+}
