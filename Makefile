@@ -63,8 +63,9 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with the race detector.
+test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis.
 	go test -race -count=1 -timeout 30m ./...
+	STS_TEST_BACKEND=redis go test -race -count=1 -timeout 10m ./internal/sts/
 
 .PHONY: readme-test
 readme-test: ## Run the README's marked command blocks as a user would.

@@ -281,6 +281,8 @@ func storeFailure(command, name string, err error) reply {
 		return ko(command, http.StatusBadRequest, reasonRegexTooComplex, "Regex needs too much backtracking !")
 	case errors.As(err, &limit):
 		return koLimit(command, limit.Limit, limit.Max)
+	case errors.Is(err, store.ErrFull):
+		return ko(command, http.StatusInsufficientStorage, reasonLimit, "Storage backend full !")
 	case errors.Is(err, store.ErrUnavailable):
 		// The backend's error (an address, a Redis message) is logged by the store, not shown.
 		return ko(command, http.StatusServiceUnavailable, reasonBackendUnavailable, "Storage backend unavailable, retry later !")

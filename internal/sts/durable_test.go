@@ -103,11 +103,12 @@ func (h *heldRecorder) Record([]byte) (uint64, memory.Commit) {
 // changes anything, naming the limit; a smaller one goes through. Once made, a change the journal
 // cannot take would stop the server.
 func TestLoadTooLargeToJournalIsRefused(t *testing.T) {
+	requireMemory(t, "the journal is the memory backend's")
 	ts := startServer(t)
 	ts.loadList(t, "l", "kept")
 	released := make(chan struct{})
 	close(released)
-	ts.store.StartRecording(&heldRecorder{release: released, max: 64})
+	ts.mem.StartRecording(&heldRecorder{release: released, max: 64})
 	post := func(target, body string) answer {
 		t.Helper()
 		a := ts.do(t, http.MethodPost, target, "text/plain", body)
@@ -139,10 +140,11 @@ func TestLoadTooLargeToJournalIsRefused(t *testing.T) {
 // that consume is durable; so does LENGTH. Otherwise a crash could bring the line back after
 // clients were told there was none.
 func TestAnswersWaitForTheConsumeTheyCount(t *testing.T) {
+	requireMemory(t, "the journal is the memory backend's")
 	ts := startServer(t)
 	ts.loadList(t, "coupons", "c1")
 	rec := &heldRecorder{release: make(chan struct{})}
-	ts.store.StartRecording(rec)
+	ts.mem.StartRecording(rec)
 	consumed := make(chan string, 1)
 	go func() { consumed <- ts.get(t, "/sts/READ?FILENAME=coupons&KEEP=FALSE") }()
 	// Lists, unlike Length, does not wait for the consume's record.

@@ -2,6 +2,7 @@ package sts
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -14,8 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
@@ -28,7 +32,8 @@ func koBody(m string) string {
 // testServer is a table server listening on a loopback port, with its dataset directory.
 type testServer struct {
 	srv     *Server
-	store   *memory.Memory
+	store   store.Store
+	mem     *memory.Memory   // the store, when the tests run on the memory backend
 	journal *journal.Journal // nil unless started by startJournaledServer
 	addr    string           // host:port
 	base    string           // http://host:port
@@ -60,9 +65,10 @@ func startServer(t testing.TB, options ...func(*Config)) *testServer {
 // in stateDir, as the sts command does with --state-dir. It is ready once LoadAtStartup has run.
 func startJournaledServer(t testing.TB, stateDir string, opts journal.Options, options ...func(*Config)) *testServer {
 	t.Helper()
+	requireMemory(t, "the journal is the memory backend's")
 	ts := newTestServer(t, testConfig(t, append([]func(*Config){func(c *Config) { c.WaitForStartup = true }}, options...)...))
 	opts.ObserveSync = ts.srv.Metrics().ObserveFsync
-	j, err := journal.Open(context.Background(), stateDir, ts.store, opts)
+	j, err := journal.Open(context.Background(), stateDir, ts.mem, opts)
 	if err != nil {
 		t.Fatalf("journal.Open: %v", err)
 	}
@@ -73,16 +79,63 @@ func startJournaledServer(t testing.TB, stateDir string, opts journal.Options, o
 	return ts
 }
 
+// backend is the store the protocol tests run on: memory, or with STS_TEST_BACKEND=redis a
+// real redis-server of the test's own (make test runs them both ways).
+var backend = cmp.Or(os.Getenv("STS_TEST_BACKEND"), "memory")
+
+// requireMemory skips a test of what only the memory backend has.
+func requireMemory(t testing.TB, why string) {
+	t.Helper()
+	if backend != "memory" {
+		t.Skipf("memory backend only: %s", why)
+	}
+}
+
 // newTestServer makes the server of cfg, with a store within its limits.
 func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	st := memory.New(memory.WithLimits(cfg.Limits))
 	log := &syncbuf.Buffer{}
-	srv, err := NewServer(cfg, st, slog.New(slog.NewTextHandler(log, nil)))
+	ts := &testServer{dir: cfg.DatasetDir, cfg: cfg, log: log}
+	switch backend {
+	case "memory":
+		ts.mem = memory.New(memory.WithLimits(cfg.Limits))
+		ts.store = ts.mem
+	case "redis":
+		if cfg.Limits.MaxTotalBytes > 0 {
+			t.Skip("memory backend only: --max-total-bytes is Redis' maxmemory on Redis")
+		}
+		client, err := redisstore.Connection{URL: redistest.Start(t).URL()}.Client()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "sts:", Limits: cfg.Limits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		waitUp(t, st)
+		ts.store = st
+	default:
+		t.Fatalf("STS_TEST_BACKEND=%q: want memory or redis", backend)
+	}
+	srv, err := NewServer(cfg, ts.store, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
-	return &testServer{srv: srv, store: st, dir: cfg.DatasetDir, cfg: cfg, log: log}
+	ts.srv = srv
+	return ts
+}
+
+// waitUp waits for a shared backend's first health check, as cmd/sts does before it loads.
+func waitUp(t testing.TB, h store.Health) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.Up() {
+		if time.Now().After(deadline) {
+			t.Fatal("the backend never answered")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // listen serves ts on a loopback port until the end of the test.

@@ -1,0 +1,73 @@
+package sts
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"log/slog"
+
+	"github.com/sts-operator/sts-operator/internal/redistest"
+	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+	"github.com/sts-operator/sts-operator/internal/syncbuf"
+)
+
+// A Redis that goes away makes the server not ready and its commands 503 with a KO that says
+// why, in both forms; the server reconnects by itself when Redis is back, with the data Redis
+// kept (an AOF here), and never stops.
+func TestRedisOutageIsA503UntilItReturns(t *testing.T) {
+	srv := redistest.Start(t, redistest.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
+	client, err := redisstore.Connection{URL: srv.URL()}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncbuf.Buffer{}
+	logger := slog.New(slog.NewTextHandler(log, nil))
+	st, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "sts:", HealthInterval: 50 * time.Millisecond, Log: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	waitUp(t, st)
+	cfg := testConfig(t)
+	server, err := NewServer(cfg, st, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{srv: server, store: st, log: log, cfg: cfg, dir: cfg.DatasetDir}
+	ts.listen(t)
+	server.LoadAtStartup(context.Background())
+	ts.expect(t, "/sts/ADD?FILENAME=l&LINE=kept", okBody(""))
+
+	srv.Stop()
+	eventually(t, func() bool { return ts.rawGet(t, "/readyz").status == http.StatusServiceUnavailable })
+	html := ts.rawGet(t, "/sts/READ?FILENAME=l")
+	if html.status != http.StatusServiceUnavailable || html.body != koBody("Storage backend unavailable, retry later !") {
+		t.Errorf("READ with Redis down: %d %q", html.status, html.body)
+	}
+	js := ts.rawGet(t, "/sts/LENGTH?FILENAME=l&FORMAT=JSON")
+	if js.status != http.StatusServiceUnavailable || !strings.Contains(js.body, `"reason":"backend_unavailable"`) {
+		t.Errorf("LENGTH (JSON) with Redis down: %d %s", js.status, js.body)
+	}
+	if !strings.Contains(log.String(), "Redis unreachable") {
+		t.Errorf("the log does not say Redis is unreachable:\n%s", log)
+	}
+
+	srv.Restart(t)
+	eventually(t, func() bool { return ts.rawGet(t, "/readyz").status == http.StatusOK })
+	ts.expect(t, "/sts/READ?FILENAME=l&KEEP=FALSE", okBody("kept"))
+}
+
+// eventually waits up to 10 s for cond.
+func eventually(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("the condition never held")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
