@@ -80,6 +80,8 @@ func (c Connection) Client() (goredis.UniversalClient, error) {
 		ReadTimeout:   readTimeout,
 		WriteTimeout:  readTimeout,
 		IsClusterMode: c.Cluster,
+		// A client that goes away ends its request to Redis too.
+		ContextTimeoutEnabled: true,
 	}
 	if c.SentinelMaster != "" {
 		u.Addrs = c.SentinelAddrs

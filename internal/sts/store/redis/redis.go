@@ -294,63 +294,62 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	})
 }
 
-// findPage is how many lines FIND reads at a time. A list up to this length is scanned as one
-// consistent copy; a longer one page by page, so a line that concurrent consumers move across a
-// page boundary may be missed by one scan (the FIND answers "Not find !"; a retry finds it).
-const findPage = 10000
+// FIND reads the list in pages that grow from firstPage to maxPage lines, so that a hit near the
+// front (the common case, and the contended one) costs a small read. Between pages the list may
+// change: a line that concurrent consumers move across a page boundary may be missed by one scan
+// (the FIND answers "Not find !"; a retry finds it).
+const (
+	firstPage = 64
+	maxPage   = 8192
+)
 
-// Find implements store.Store.
+// Find implements store.Store. Each line the scan accepts is taken with a script that checks it
+// is still there; one that another server took first is passed over for the next match, so that
+// FINDs racing for the same lines make progress instead of scanning again.
 func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
 	k := s.keysOf(name)
 	keys := []string{k.list, k.meta, k.counts}
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
-		for { // until a hit is taken or the scan ends: a hit another server took first starts it again
-			hit, err := s.scan(ctx, keys, match)
+		start, size := 0, firstPage
+		for {
+			reply, err := s.run(ctx, pageScript, keys, false, start, start+size-1)
 			if err != nil {
 				return nil, err
 			}
-			reply, err := s.run(ctx, takeScript, keys, true, hit, flag(keep))
-			if err != nil {
-				return nil, err
+			if status(reply) == 1 {
+				return nil, store.ErrNotLoaded
 			}
-			if status(reply) == 0 {
-				return []string{hit}, nil
+			page := lines(reply[1])
+			if start == 0 && len(page) == 0 {
+				return nil, store.ErrEmpty
 			}
+			for _, line := range page {
+				ok, err := match(line)
+				if err != nil {
+					return nil, err
+				}
+				if !ok {
+					continue
+				}
+				reply, err := s.run(ctx, takeScript, keys, true, line, flag(keep))
+				if err != nil {
+					return nil, err
+				}
+				if status(reply) == 0 {
+					return []string{line}, nil
+				}
+			}
+			if len(page) < size {
+				return nil, store.ErrNoMatch
+			}
+			start += size
+			size = min(2*size, maxPage)
 		}
 	})
 	if err != nil {
 		return "", err
 	}
 	return found[0], nil
-}
-
-// scan returns the first line of the list that match accepts.
-func (s *Store) scan(ctx context.Context, keys []string, match store.Matcher) (string, error) {
-	for start := 0; ; start += findPage {
-		reply, err := s.run(ctx, pageScript, keys, false, start, start+findPage-1)
-		if err != nil {
-			return "", err
-		}
-		if status(reply) == 1 {
-			return "", store.ErrNotLoaded
-		}
-		page := lines(reply[1])
-		if start == 0 && len(page) == 0 {
-			return "", store.ErrEmpty
-		}
-		for _, line := range page {
-			ok, err := match(line)
-			if err != nil {
-				return "", err
-			}
-			if ok {
-				return line, nil
-			}
-		}
-		if len(page) < findPage {
-			return "", store.ErrNoMatch
-		}
-	}
 }
 
 // Add implements store.Store.

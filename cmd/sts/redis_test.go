@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/stsproc"
+)
+
+// startShared starts n sts processes on one Redis, all together, each loading the same files;
+// it returns once all are ready.
+func startShared(t *testing.T, n int, redisURL string, args ...string) []*stsproc.Process {
+	t.Helper()
+	servers := make([]*stsproc.Process, n)
+	for i := range servers {
+		servers[i] = launch(t, stsproc.FreePort(t), append([]string{"--redis-url", redisURL, "--log-format", "json"}, args...)...)
+	}
+	for _, p := range servers {
+		p.WaitReady(t)
+	}
+	return servers
+}
+
+// Three servers on one Redis: started together on the same file, they load it once; 64 clients
+// consume it through all three with FIRST, LAST, RANDOM and FIND while producers ADD through all
+// three, UNIQUE included: no line is served twice and none is lost; UNIQUE holds across servers;
+// a read waiting on one server is woken by an ADD through another.
+func TestThreeServersShareRedis(t *testing.T) {
+	const lines = 20000
+	srv := redistest.Start(t)
+	dir := t.TempDir()
+	var content strings.Builder
+	for i := range lines {
+		fmt.Fprintf(&content, "line-%05d\n", i)
+	}
+	path := filepath.Join(dir, "data.csv")
+	if err := os.WriteFile(path, []byte(content.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	servers := startShared(t, 3, srv.URL(), "--load", "data="+path)
+
+	loaded := 0
+	for _, p := range servers {
+		loaded += strings.Count(p.Logs.String(), `"msg":"Loaded list","list":"data"`)
+	}
+	if loaded != 1 {
+		t.Fatalf("the dataset was loaded %d times by three servers starting together, want once", loaded)
+	}
+
+	// A waiting read on the first server, woken by an ADD through the third.
+	woken := make(chan string, 1)
+	go func() {
+		c := &rawClient{addr: strings.TrimPrefix(servers[0].Base, "http://")}
+		_, body, _, _ := c.get("/sts/READ?FILENAME=queue&KEEP=FALSE&WAIT=20000")
+		woken <- body
+	}()
+	time.Sleep(200 * time.Millisecond) // the read is waiting (or will find the line at once: fine too)
+	added := time.Now()
+	c := &rawClient{addr: strings.TrimPrefix(servers[2].Base, "http://")}
+	if _, body, _, err := c.get("/sts/ADD?FILENAME=queue&LINE=wake"); err != nil || !strings.Contains(body, "OK") {
+		t.Fatalf("ADD through the third server: %q, %v", body, err)
+	}
+	select {
+	case body := <-woken:
+		if !strings.Contains(body, "<body>wake</body>") {
+			t.Fatalf("the waiting read got %q", body)
+		}
+		t.Logf("a read waiting on server 1 got the ADD made through server 3 after %v", time.Since(added).Round(time.Millisecond))
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read waiting on server 1 was not woken by the ADD through server 3")
+	}
+
+	var (
+		mu       sync.Mutex
+		served   = map[string]int{}
+		produced = map[string]bool{}
+		failures []string
+	)
+	fail := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(failures) < 10 {
+			failures = append(failures, fmt.Sprintf(format, args...))
+		}
+	}
+	// Producers add new lines to the consumed list through every server. Each also offers a line
+	// to a list nobody consumes through two different servers with UNIQUE=TRUE, as its twin
+	// producer does: exactly one of the four offers of a line may be accepted.
+	var producing sync.WaitGroup
+	var accepted, refused atomic.Int64
+	for p := range 6 {
+		producing.Add(1)
+		go func() {
+			defer producing.Done()
+			clients := []*rawClient{
+				{addr: strings.TrimPrefix(servers[p%3].Base, "http://")},
+				{addr: strings.TrimPrefix(servers[(p+1)%3].Base, "http://")},
+			}
+			for i := range 300 {
+				line := fmt.Sprintf("new-%d-%03d", p, i)
+				if _, body, _, err := clients[i%2].get("/sts/ADD?FILENAME=data&ADD_MODE=LAST&LINE=" + line); err != nil || !strings.Contains(body, "OK") {
+					fail("ADD %s: %q, %v", line, body, err)
+					return
+				}
+				mu.Lock()
+				produced[line] = true
+				mu.Unlock()
+				unique := fmt.Sprintf("u-%d-%03d", p/2, i) // producers 2k and 2k+1 offer the same lines
+				for _, c := range clients {
+					_, body, _, err := c.get("/sts/ADD?FILENAME=uniq&UNIQUE=TRUE&LINE=" + unique)
+					switch {
+					case err != nil:
+						fail("ADD %s: %v", unique, err)
+					case strings.Contains(body, "OK"):
+						accepted.Add(1)
+					case strings.Contains(body, "ENTRY already exists"):
+						refused.Add(1)
+					default:
+						fail("ADD %s: %q", unique, body)
+					}
+				}
+			}
+		}()
+	}
+	// Consumers read through every server until the list stays empty after the producers end.
+	var producersDone atomic.Bool
+	go func() { producing.Wait(); producersDone.Store(true) }()
+	targets := []string{
+		"/sts/READ?FILENAME=data&KEEP=FALSE&READ_MODE=FIRST",
+		"/sts/READ?FILENAME=data&KEEP=FALSE&READ_MODE=LAST",
+		"/sts/READ?FILENAME=data&KEEP=FALSE&READ_MODE=RANDOM",
+		"/sts/FIND?FILENAME=data&KEEP=FALSE&FIND_MODE=SUBSTRING&LINE=-",
+	}
+	var consuming sync.WaitGroup
+	for i := range 64 {
+		consuming.Add(1)
+		go func() {
+			defer consuming.Done()
+			c := &rawClient{addr: strings.TrimPrefix(servers[i%3].Base, "http://")}
+			target := targets[i%len(targets)]
+			for {
+				done := producersDone.Load()
+				_, body, _, err := c.get(target)
+				if err != nil {
+					fail("%s: %v", target, err)
+					return
+				}
+				if strings.Contains(body, "No more line") || strings.Contains(body, "Not find") {
+					if done {
+						return
+					}
+					continue
+				}
+				line, ok := strings.CutPrefix(body, "<html><title>OK</title>\n<body>")
+				if !ok {
+					fail("%s: %q", target, body)
+					return
+				}
+				line = strings.TrimSuffix(line, "</body>\n</html>")
+				mu.Lock()
+				served[line]++
+				mu.Unlock()
+			}
+		}()
+	}
+	consuming.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("failures:\n%s", strings.Join(failures, "\n"))
+	}
+	for line, n := range served {
+		if n > 1 {
+			t.Errorf("%s was served %d times", line, n)
+		}
+	}
+	remaining := servers[1].Export(t, "data")
+	want := lines + len(produced)
+	if len(served)+len(remaining) != want {
+		t.Errorf("%d lines served + %d remaining, want %d (%d loaded + %d added)", len(served), len(remaining), want, lines, len(produced))
+	}
+	for i := range lines {
+		if line := fmt.Sprintf("line-%05d", i); served[line] == 0 && !contains(remaining, line) {
+			t.Errorf("%s was lost", line)
+			break
+		}
+	}
+	if accepted.Load() != 900 || refused.Load() != 2700 {
+		t.Errorf("UNIQUE across servers: %d accepted, %d refused; want 900 and 2700", accepted.Load(), refused.Load())
+	}
+	if n := len(servers[0].Export(t, "uniq")); n != 900 {
+		t.Errorf("the unique list holds %d lines, want 900", n)
+	}
+	t.Logf("%d lines served once each through three servers, %d remaining; %d UNIQUE adds accepted, %d refused", len(served), len(remaining), accepted.Load(), refused.Load())
+}
+
+func contains(lines []string, line string) bool {
+	for _, l := range lines {
+		if l == line {
+			return true
+		}
+	}
+	return false
+}
