@@ -56,10 +56,11 @@ type Store struct {
 	tomb     string // what a RANDOM removal overwrites its line with before LREM (scripts.go)
 	observer *observer
 
-	up      atomic.Bool
-	waits   waits
-	stop    context.CancelFunc
-	stopped sync.WaitGroup
+	up         atomic.Bool
+	subscribed atomic.Bool // the notification channel is listened to (wait.go)
+	waits      waits
+	stop       context.CancelFunc
+	stopped    sync.WaitGroup
 }
 
 var (
@@ -120,8 +121,9 @@ func New(o Options) (*Store, error) {
 // Name implements store.Health.
 func (s *Store) Name() string { return "redis" }
 
-// Up implements store.Health: whether Redis answered the last health check.
-func (s *Store) Up() bool { return s.up.Load() }
+// Up implements store.Health: whether Redis answered the last health check (and this server
+// listens to the notifications that wake waiting reads).
+func (s *Store) Up() bool { return s.up.Load() && s.subscribed.Load() }
 
 // watchHealth pings Redis every interval and logs each change of state once.
 func (s *Store) watchHealth(ctx context.Context, interval time.Duration) {

@@ -1,57 +1,77 @@
 package redis
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/storetest"
 )
 
-// prefixes numbers the key prefixes of the stores a test makes on one server, so that each store
-// starts empty.
+// prefixes numbers the key prefixes of the stores made on one Redis, so that each test's lists
+// start empty without a Redis of its own.
 var prefixes atomic.Int64
 
-// newStore returns a store on srv under a fresh key prefix, closed when the test ends.
-func newStore(t testing.TB, srv *redistest.Server, limits store.Limits) *Store {
+// open returns a store on conn under prefix, up, and closed when the test ends.
+func open(t testing.TB, conn Connection, prefix string, limits store.Limits) *Store {
 	t.Helper()
-	client, err := Connection{URL: srv.URL()}.Client()
+	client, err := conn.Client()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Client: client, KeyPrefix: fmt.Sprintf("t%d:", prefixes.Add(1)), Limits: limits})
+	s, err := New(Options{Client: client, KeyPrefix: prefix, Limits: limits, HealthInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.Up() {
+		if time.Now().After(deadline) {
+			t.Fatal("Redis never answered")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return s
 }
 
-func TestSmoke(t *testing.T) {
+func newPrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }
+
+func TestConformance(t *testing.T) {
 	srv := redistest.Start(t)
-	s := newStore(t, srv, store.Limits{})
-	ctx := context.Background()
-	if err := s.Replace(ctx, "l", []string{"a", "b", "c", "d"}, "x"); err != nil {
-		t.Fatal(err)
+	storetest.Run(t, func(t testing.TB, limits store.Limits) store.Store {
+		return open(t, Connection{URL: srv.URL()}, newPrefix(), limits)
+	})
+}
+
+// TestConformanceShared gives the shared tests two stores on one Redis under one prefix: two
+// table servers sharing the lists.
+func TestConformanceShared(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.RunShared(t, func(t testing.TB, limits store.Limits) (store.Store, store.Store) {
+		prefix := newPrefix()
+		return open(t, Connection{URL: srv.URL()}, prefix, limits), open(t, Connection{URL: srv.URL()}, prefix, limits)
+	})
+}
+
+// TestConformanceCluster runs the suite on a Redis Cluster of three masters: each list's keys
+// share a hash tag, so every script runs on the list's shard, and the lists of a test spread
+// over the shards.
+func TestConformanceCluster(t *testing.T) {
+	cluster := redistest.StartCluster(t, 3)
+	conn := Connection{URL: "redis://" + cluster.Nodes[0].Addr, Cluster: true}
+	storetest.Run(t, func(t testing.TB, limits store.Limits) store.Store {
+		return open(t, conn, newPrefix(), limits)
+	})
+	storetest.RunShared(t, func(t testing.TB, limits store.Limits) (store.Store, store.Store) {
+		prefix := newPrefix()
+		return open(t, conn, prefix, limits), open(t, conn, prefix, limits)
+	})
+	for _, node := range cluster.Nodes {
+		if n, err := node.Do("DBSIZE"); err != nil || n == int64(0) {
+			t.Errorf("node %s holds %v keys (%v): the lists did not spread over the shards", node.Addr, n, err)
+		}
 	}
-	got, err := s.Read(ctx, "l", store.Random, 2, false, 0)
-	t.Log(got, err)
-	if err := s.Add(ctx, "l", "z", store.Last, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Add(ctx, "l", "z", store.Last, true); err != store.ErrDuplicate {
-		t.Fatal(err)
-	}
-	f, err := s.Find(ctx, "l", func(l string) (bool, error) { return l == "z", nil }, true, 0)
-	t.Log(f, err)
-	lines, err := s.Lines(ctx, "l")
-	t.Log(lines, err)
-	lists, err := s.Lists(ctx)
-	t.Log(lists, err)
-	n, err := s.Length(ctx, "nope")
-	t.Log(n, err)
-	ok, err := s.LoadOnce(ctx, "l", []string{"q"}, "x")
-	t.Log(ok, err)
 }

@@ -116,6 +116,14 @@ func (s *Store) listen(ctx context.Context) {
 	defer s.stopped.Done()
 	sub := s.client.Subscribe(ctx, s.channel())
 	defer sub.Close()
+	// Up waits for the subscription, so that a read that waits once the store is up is woken.
+	for ctx.Err() == nil {
+		if _, err := sub.Receive(ctx); err == nil {
+			s.subscribed.Store(true)
+			break
+		}
+		time.Sleep(pollInterval / 10)
+	}
 	messages := sub.Channel()
 	for {
 		select {
