@@ -14,12 +14,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // serverObservation is what the table server answered during one reconcile.
 type serverObservation struct {
 	// status is the server's STATUS; nil when it was not asked (no Deployment) or did not answer.
-	status *serverStatus
+	status *protocol.Answer
 	// err says why the server did not answer.
 	err error
 	// reloadErr says why a changed dataset could not be pushed into the server.
@@ -80,7 +81,7 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 // record is what the operator goes by where the server cannot say: a durable server's restored
 // lists carry no digest, and a stale record would then push a dataset again after a restart,
 // handing out its consumed lines again. It reports whether any list was replaced.
-func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer, status *serverStatus) (bool, error) {
+func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer, status *protocol.Answer) (bool, error) {
 	reload := sts.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload
 	loaded := src.loadedBy(d, status)
 	if !src.recordStale(d, loaded) && (!reload || len(src.changedSince(loaded)) == 0) {

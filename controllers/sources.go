@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // Field indexes on SimpleTableServers: the names of the ConfigMaps and Secrets they read, so
@@ -153,7 +154,7 @@ func loadedHashes(d *appsv1.Deployment) map[string]string {
 // did not answer) the record on the Deployment. The server's word wins because a restarted
 // server loads its mounted files again, which may hold an older version than the record's (the
 // kubelet refreshes them late), or a newer one.
-func (src *sources) loadedBy(d *appsv1.Deployment, s *serverStatus) map[string]string {
+func (src *sources) loadedBy(d *appsv1.Deployment, s *protocol.Answer) map[string]string {
 	loaded := loadedHashes(d)
 	if s != nil {
 		for _, l := range s.Lists {

@@ -18,6 +18,7 @@ import (
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // maxStatusLists bounds status.lists: clients can create any number of lists.
@@ -89,18 +90,19 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 	return status
 }
 
-func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *serverStatus, now metav1.Time) {
+func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *protocol.Answer, now metav1.Time) {
 	var lists []stsv1alpha1.ListStatus // nil when empty, as the stored status decodes an absent list
 	for _, l := range s.Lists[:min(len(s.Lists), maxStatusLists)] {
 		lists = append(lists, stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length})
 	}
-	if apiequality.Semantic.DeepEqual(status.Lists, lists) && status.TotalLines == s.Total &&
+	total := ptr.Deref(s.Total, 0)
+	if apiequality.Semantic.DeepEqual(status.Lists, lists) && status.TotalLines == total &&
 		status.ListCount == int32(len(s.Lists)) && status.LastStatusTime != nil {
 		return
 	}
 	status.Lists = lists
 	status.ListCount = int32(len(s.Lists))
-	status.TotalLines = s.Total
+	status.TotalLines = total
 	status.LastStatusTime = &now
 }
 
@@ -277,7 +279,7 @@ func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 // (STATUS's loadFailures): a dataset loaded under its own name that has no list, or a claim
 // directory with a match pattern that could not be listed or one of whose files failed. Lists
 // are never deleted, so a missing list is a failed load.
-func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *serverStatus) []string {
+func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []string {
 	have := make(map[string]bool, len(s.Lists))
 	for _, l := range s.Lists {
 		have[l.Name] = true
@@ -311,7 +313,7 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *serverStatus) []str
 
 // loadedFromDirectory says whether the failed load f was one of ds, a claim directory with a
 // match pattern: a file of its directory whose name the pattern matches, loaded under that name.
-func loadedFromDirectory(ds stsv1alpha1.Dataset, f loadFailure) bool {
+func loadedFromDirectory(ds stsv1alpha1.Dataset, f protocol.LoadFailure) bool {
 	source := f.Source
 	if f.List == "" || f.List != path.Base(source) || path.Dir(source) != datasetPath(ds) {
 		return false

@@ -25,6 +25,7 @@ import (
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	stsserver "github.com/sts-operator/sts-operator/internal/sts"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // observed builds an observation for computeStatus tests.
@@ -85,11 +86,11 @@ func sourceHash(dataset, hash string) observed {
 	return func(o *observation) { o.sources.hashes[dataset] = hash }
 }
 
-func answered(lists ...serverList) observed {
+func answered(lists ...protocol.List) observed {
 	return func(o *observation) {
-		s := &serverStatus{OK: true, Lists: lists}
+		s := &protocol.Answer{OK: true, Lists: lists, Total: new(int64)}
 		for _, l := range lists {
-			s.Total += l.Length
+			*s.Total += l.Length
 		}
 		o.server.status = s
 	}
@@ -108,7 +109,7 @@ var conditionTypesInOrder = [5]string{
 }
 
 func TestComputeStatusConditions(t *testing.T) {
-	users := serverList{Name: "users", Length: 5}
+	users := protocol.List{Name: "users", Length: 5}
 	loadedUsers := map[string]string{"users": "h1"}
 	const newHash = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" // a SHA-256 the server reports
 	invalid := apierrors.NewInvalid(schema.GroupKind{Group: "apps", Kind: "Deployment"}, "a", nil)
@@ -177,18 +178,18 @@ func TestComputeStatusConditions(t *testing.T) {
 		},
 		"a source changed, and the server says it loaded the new content (a restart): in sync": {
 			obs: observe(sourceHash("users", newHash[:hashLength]), deployed(rolledOutNow, loadedUsers),
-				answered(serverList{Name: "users", Length: 5, LoadedSHA256: newHash})),
+				answered(protocol.List{Name: "users", Length: 5, LoadedSHA256: newHash})),
 			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "True/InSync"},
 			wantKstatus: kstatus.CurrentStatus,
 		},
 		"the record says the source is loaded, the server says it holds other content: drift": {
 			obs: observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers),
-				answered(serverList{Name: "users", Length: 5, LoadedSHA256: newHash})),
+				answered(protocol.List{Name: "users", Length: 5, LoadedSHA256: newHash})),
 			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "False/SourceChanged"},
 			wantKstatus: kstatus.CurrentStatus,
 		},
 		"serving without a dataset's list": {
-			obs:         observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers), answered(serverList{Name: "other", Length: 1})),
+			obs:         observe(sourceHash("users", "h1"), deployed(rolledOutNow, loadedUsers), answered(protocol.List{Name: "other", Length: 1})),
 			want:        [5]string{"False/NotLoaded", "False/NotLoaded", "True/NotLoaded", "False/NotLoaded", "True/InSync"},
 			wantKstatus: kstatus.FailedStatus,
 		},
@@ -306,7 +307,7 @@ func TestLoadedAfterRestart(t *testing.T) {
 func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 	sts := newSTS("a", withConfigMapDataset("users", "logins", "users"))
 	obs := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
-		answered(serverList{Name: "users", Length: 5}))
+		answered(protocol.List{Name: "users", Length: 5}))
 	t0 := metav1.NewTime(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
 	sts.Status = computeStatus(sts, obs, t0)
 	if sts.Status.TotalLines != 5 || sts.Status.ListCount != 1 || !sts.Status.LastStatusTime.Equal(&t0) {
@@ -320,7 +321,7 @@ func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 	}
 
 	read := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
-		answered(serverList{Name: "users", Length: 4}))
+		answered(protocol.List{Name: "users", Length: 4}))
 	next := computeStatus(sts, read, later)
 	if next.TotalLines != 4 || !next.LastStatusTime.Equal(&later) {
 		t.Errorf("after a READ: total %d at %v", next.TotalLines, next.LastStatusTime)
@@ -336,9 +337,9 @@ func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 }
 
 func TestStatusListsAreBounded(t *testing.T) {
-	var lists []serverList
+	var lists []protocol.List
 	for i := range maxStatusLists + 10 {
-		lists = append(lists, serverList{Name: string(rune('a' + i%26)), Length: 1})
+		lists = append(lists, protocol.List{Name: string(rune('a' + i%26)), Length: 1})
 	}
 	st := computeStatus(newSTS("a"), observe(deployed(rolledOutNow, nil), answered(lists...)), metav1.Now())
 	if len(st.Lists) != maxStatusLists || st.ListCount != int32(maxStatusLists+10) || st.TotalLines != int64(maxStatusLists+10) {
@@ -351,10 +352,10 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 	ordersDir := datasetPath(orders)
 	sts := newSTS("a", withConfigMapDataset("users", "users", "lines"), withConfigMapDataset("emails", "emails", "lines"),
 		withDataset(orders), withClaimDataset("old", "data", "old.csv", ""), withClaimDataset("single", "data", "orders/single.csv", ""))
-	server := &serverStatus{
+	server := &protocol.Answer{
 		OK:    true,
-		Lists: []serverList{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
-		LoadFailures: []loadFailure{
+		Lists: []protocol.List{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
+		LoadFailures: []protocol.LoadFailure{
 			{List: "users", Source: datasetPath(sts.Spec.Datasets[0]), Error: "file not found !"},
 			{List: "big.csv", Source: ordersDir + "/big.csv", Error: "Limit exceeded: max-total-bytes=10 !"},
 			{List: "", Source: ordersDir + "/sub=.*", Error: "not this dataset's directory"},
@@ -379,11 +380,11 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 		t.Errorf("DatasetsLoaded: %+v", c)
 	}
 
-	var many []loadFailure
+	var many []protocol.LoadFailure
 	for i := range 2 * maxNotLoadedShown {
-		many = append(many, loadFailure{List: fmt.Sprintf("f%d.csv", i), Source: fmt.Sprintf("%s/f%d.csv", ordersDir, i), Error: "bad"})
+		many = append(many, protocol.LoadFailure{List: fmt.Sprintf("f%d.csv", i), Source: fmt.Sprintf("%s/f%d.csv", ordersDir, i), Error: "bad"})
 	}
-	msg := notLoadedMessage(unloadedDatasets(newSTS("b", withDataset(orders)), &serverStatus{OK: true, LoadFailures: many}))
+	msg := notLoadedMessage(unloadedDatasets(newSTS("b", withDataset(orders)), &protocol.Answer{OK: true, LoadFailures: many}))
 	if !strings.HasSuffix(msg, fmt.Sprintf("f%d.csv: bad; and %d more", maxNotLoadedShown-1, maxNotLoadedShown)) {
 		t.Errorf("a long list of failures is not cut: %s", msg)
 	}
@@ -397,7 +398,7 @@ func TestTableServerReportsFailedLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []loadFailure{{List: "users", Source: missing, Error: "file not found !"}}; !reflect.DeepEqual(got.LoadFailures, want) {
+	if want := []protocol.LoadFailure{{List: "users", Source: missing, Error: "file not found !"}}; !reflect.DeepEqual(got.LoadFailures, want) {
 		t.Errorf("load failures %+v, want %+v", got.LoadFailures, want)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // EndpointResolver says where the operator reaches a resource's table server.
@@ -43,31 +44,6 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: transport}
 }
 
-// serverStatus is the answer of /sts/STATUS?FORMAT=JSON.
-type serverStatus struct {
-	OK           bool          `json:"ok"`
-	Lists        []serverList  `json:"lists"`
-	Total        int64         `json:"total"`
-	LoadFailures []loadFailure `json:"loadFailures"`
-	Error        string        `json:"error"`
-}
-
-// serverList is one list of a STATUS answer: its length and, when the server knows it, the
-// SHA-256 (hex) of the content it was last loaded from, a dataset file at startup or a LOAD.
-type serverList struct {
-	Name         string `json:"name"`
-	Length       int64  `json:"length"`
-	LoadedSHA256 string `json:"loadedSha256"`
-}
-
-// loadFailure is a load the server could not do at startup: the list ("" for a directory that
-// could not be listed), its source (a path, or DIR=REGEX) and why.
-type loadFailure struct {
-	List   string `json:"list"`
-	Source string `json:"source"`
-	Error  string `json:"error"`
-}
-
 // tableServer calls one table server's protocol in its JSON form.
 type tableServer struct {
 	http    *http.Client
@@ -76,8 +52,8 @@ type tableServer struct {
 }
 
 // status reads the server's lists and their lengths.
-func (s tableServer) status(ctx context.Context) (*serverStatus, error) {
-	var st serverStatus
+func (s tableServer) status(ctx context.Context) (*protocol.Answer, error) {
+	var st protocol.Answer
 	if err := s.call(ctx, http.MethodGet, "STATUS", nil, nil, &st); err != nil {
 		return nil, err
 	}
@@ -87,15 +63,14 @@ func (s tableServer) status(ctx context.Context) (*serverStatus, error) {
 // replaceList replaces the list's lines with content, a dataset file, parsed by the server
 // with its read charset.
 func (s tableServer) replaceList(ctx context.Context, list string, content []byte) error {
-	var answer serverStatus
+	var answer protocol.Answer
 	digest := sha256.Sum256(content) // checked by the server, and reported back as the list's loadedSha256
 	params := url.Values{"FILENAME": {list}, "MODE": {"REPLACE"}, "SHA256": {hex.EncodeToString(digest[:])}}
 	return s.call(ctx, http.MethodPost, "LOAD", params, content, &answer)
 }
 
-// call sends /sts/<command> with the JSON form requested and decodes the answer into out,
-// which must have the answer's ok and error fields.
-func (s tableServer) call(ctx context.Context, method, command string, params url.Values, body []byte, out *serverStatus) error {
+// call sends /sts/<command> with the JSON form requested and decodes the answer into out.
+func (s tableServer) call(ctx context.Context, method, command string, params url.Values, body []byte, out *protocol.Answer) error {
 	if params == nil {
 		params = url.Values{}
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -54,36 +55,35 @@ type failure struct {
 	status  int    // the HTTP status of the JSON form; the HTML form answers 200 as the original
 }
 
-// Reasons of the JSON form, one per kind of failure.
+// Reasons of the JSON form, one per kind of failure. The values are protocol's, which clients
+// compare against; the short names are the ones the command code uses.
 const (
-	reasonMissingParameter = "missing_parameter"
-	reasonInvalidParameter = "invalid_parameter"
-	reasonIllegalName      = "illegal_name"
-	reasonNameTooLong      = "name_too_long"
-	reasonNotLoaded        = "not_loaded"
-	reasonEmpty            = "empty"
-	reasonShortList        = "short_list"
-	reasonNoMatch          = "no_match"
-	reasonDuplicate        = "duplicate"
-	reasonRegex            = "regex_error"
-	reasonRegexTimeout     = "regex_timeout"
-	reasonRegexTooComplex  = "regex_too_complex"
-	reasonRegexTooLong     = "regex_too_long"
-	reasonRegexTooCostly   = "regex_too_costly"
-	reasonFileNotFound     = "file_not_found"
-	reasonFileError        = "file_error"
-	reasonIO               = "io_error"
-	reasonUnknownCommand   = "unknown_command"
-	reasonStopDisabled     = "stop_disabled"
-	reasonUnauthorized     = "unauthorized"
-	reasonBadRequest       = "bad_request"
-	reasonTooLarge         = "too_large"
-	reasonLimit            = "limit_exceeded"
-	reasonNotRecorded      = "not_recorded"
-	reasonUnavailable      = "unavailable"
-	// reasonBackendUnavailable is a store that cannot be reached (Redis down): HTTP 503 in both
-	// forms, like the server's own refusals, so that clients and load balancers retry.
-	reasonBackendUnavailable = "backend_unavailable"
+	reasonMissingParameter   = protocol.ReasonMissingParameter
+	reasonInvalidParameter   = protocol.ReasonInvalidParameter
+	reasonIllegalName        = protocol.ReasonIllegalName
+	reasonNameTooLong        = protocol.ReasonNameTooLong
+	reasonNotLoaded          = protocol.ReasonNotLoaded
+	reasonEmpty              = protocol.ReasonEmpty
+	reasonShortList          = protocol.ReasonShortList
+	reasonNoMatch            = protocol.ReasonNoMatch
+	reasonDuplicate          = protocol.ReasonDuplicate
+	reasonRegex              = protocol.ReasonRegex
+	reasonRegexTimeout       = protocol.ReasonRegexTimeout
+	reasonRegexTooComplex    = protocol.ReasonRegexTooComplex
+	reasonRegexTooLong       = protocol.ReasonRegexTooLong
+	reasonRegexTooCostly     = protocol.ReasonRegexTooCostly
+	reasonFileNotFound       = protocol.ReasonFileNotFound
+	reasonFileError          = protocol.ReasonFileError
+	reasonIO                 = protocol.ReasonIO
+	reasonUnknownCommand     = protocol.ReasonUnknownCommand
+	reasonStopDisabled       = protocol.ReasonStopDisabled
+	reasonUnauthorized       = protocol.ReasonUnauthorized
+	reasonBadRequest         = protocol.ReasonBadRequest
+	reasonTooLarge           = protocol.ReasonTooLarge
+	reasonLimit              = protocol.ReasonLimit
+	reasonNotRecorded        = protocol.ReasonNotRecorded
+	reasonUnavailable        = protocol.ReasonUnavailable
+	reasonBackendUnavailable = protocol.ReasonBackendUnavailable
 )
 
 func okReply(command string) reply { return reply{command: command} }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -106,9 +107,7 @@ func TestLoadAtStartupExtensions(t *testing.T) {
 		t.Errorf("a missing directory and a bad regex should each be logged:\n%s", log)
 	}
 	// STATUS's JSON form says which loads failed and why, so that the operator can tell the user.
-	var status struct {
-		LoadFailures []struct{ List, Source, Error string } `json:"loadFailures"`
-	}
+	var status protocol.Answer
 	if err := json.Unmarshal([]byte(ts.do(t, http.MethodGet, "/sts/STATUS?FORMAT=JSON", "", "").body), &status); err != nil {
 		t.Fatal(err)
 	}

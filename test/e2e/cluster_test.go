@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // settings come from the environment that `make e2e` sets (see doc.go).
@@ -245,28 +246,15 @@ func waitListLength(t *testing.T, sts *stsv1alpha1.SimpleTableServer, list strin
 	})
 }
 
-// answer is a table server's answer in the protocol's JSON form.
-type answer struct {
-	OK      bool   `json:"ok"`
-	Command string `json:"command"`
-	Value   string `json:"value"`
-	Lists   []struct {
-		Name   string `json:"name"`
-		Length int    `json:"length"`
-	} `json:"lists"`
-	Error  string `json:"error"`
-	Reason string `json:"reason"`
-}
-
 // serverCall sends /sts/<command> to a table server through the API server's proxy to its
 // Service, so the test process needs no route into the cluster.
-func serverCall(ctx context.Context, ns, name, command string, params map[string]string) (answer, error) {
+func serverCall(ctx context.Context, ns, name, command string, params map[string]string) (protocol.Answer, error) {
 	q := map[string]string{"FORMAT": "JSON"}
 	for k, v := range params {
 		q[k] = v
 	}
 	body, err := clientset.CoreV1().Services(ns).ProxyGet("http", name, "9191", "sts/"+command, q).DoRaw(ctx)
-	var a answer
+	var a protocol.Answer
 	if jsonErr := json.Unmarshal(body, &a); jsonErr == nil && a.Command != "" {
 		return a, nil // a KO (HTTP 404 for an empty list, say) is an answer too
 	}
@@ -284,7 +272,7 @@ func serverLength(ctx context.Context, ns, name, list string) (int, error) {
 	}
 	for _, l := range a.Lists {
 		if l.Name == list {
-			return l.Length, nil
+			return int(l.Length), nil
 		}
 	}
 	return 0, fmt.Errorf("the server has no list %s", list)

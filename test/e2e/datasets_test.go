@@ -12,9 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // testDatasets: datasets from a ConfigMap, a Secret and a claim are loaded into their lists,
@@ -51,8 +53,8 @@ func testDatasets(t *testing.T) {
 	// The lists hold the sources' lines, in order.
 	for list, first := range map[string]string{"logins.csv": "cm-000000", "cards.csv": "secret-000000", "big.csv": "pvc-000000"} {
 		a, err := serverCall(t.Context(), ns, "mixed", "READ", map[string]string{"FILENAME": list, "READ_MODE": "FIRST", "KEEP": "TRUE"})
-		if err != nil || !a.OK || a.Value != first {
-			t.Errorf("READ FIRST of %s = %+v, %v; want %s", list, a, err, first)
+		if err != nil || !a.OK || ptr.Deref(a.Value, "") != first {
+			t.Errorf("READ FIRST of %s = %q in %+v, %v; want %s", list, ptr.Deref(a.Value, ""), a, err, first)
 		}
 	}
 
@@ -117,8 +119,8 @@ func testReloadPushesAChangedConfigMap(t *testing.T) {
 	waitListLength(t, sts, "prices.csv", 25)
 	waitListLength(t, sts, "users.csv", 4)
 	a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "prices.csv", "KEEP": "TRUE"})
-	if err != nil || !a.OK || a.Value != "new-000000" {
-		t.Errorf("READ FIRST of the reloaded list: %+v, %v; want new-000000", a, err)
+	if err != nil || !a.OK || ptr.Deref(a.Value, "") != "new-000000" {
+		t.Errorf("READ FIRST of the reloaded list: %q in %+v, %v; want new-000000", ptr.Deref(a.Value, ""), a, err)
 	}
 	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
 		t.Errorf("the table-server pod was replaced (%s -> %s): a reload must not restart it", pod.Name, now.Name)
@@ -138,7 +140,7 @@ func testRotatedTokenReachesTheServer(t *testing.T) {
 	create(t, sts)
 	waitServing(t, sts)
 	pod := serverPod(t, ns, sts.Name)
-	read := func(token string) (answer, error) {
+	read := func(token string) (protocol.Answer, error) {
 		return serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "users.csv", "KEEP": "FALSE", "TOKEN": token})
 	}
 	if a, err := read("first"); err != nil || !a.OK {

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
@@ -68,18 +69,13 @@ func startSTS(t *testing.T, port int, args ...string) *server {
 // requireLengths checks list lengths in the JSON form of STATUS.
 func requireLengths(t *testing.T, srv *server, want map[string]int) {
 	t.Helper()
-	var status struct {
-		Lists []struct {
-			Name   string `json:"name"`
-			Length int    `json:"length"`
-		} `json:"lists"`
-	}
+	var status protocol.Answer
 	if err := json.Unmarshal([]byte(srv.get(t, "/sts/STATUS?FORMAT=JSON")), &status); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]int{}
 	for _, l := range status.Lists {
-		got[l.Name] = l.Length
+		got[l.Name] = int(l.Length)
 	}
 	for name, n := range want {
 		if length, ok := got[name]; !ok || length != n {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // client calls one table server's protocol in its JSON form.
@@ -37,16 +39,10 @@ func newClient(base, tokenFile string) (*client, error) {
 	return c, nil
 }
 
-// answer is a table server's answer in the JSON form.
-type answer struct {
-	OK     bool   `json:"ok"`
-	Value  string `json:"value"`
-	Error  string `json:"error"`
-	Reason string `json:"reason"`
-}
-
 // exhausted says the list has no line to give: empty, or not created yet by a producer.
-func (a answer) exhausted() bool { return !a.OK && (a.Reason == "empty" || a.Reason == "not_loaded") }
+func exhausted(a protocol.Answer) bool {
+	return !a.OK && (a.Reason == protocol.ReasonEmpty || a.Reason == protocol.ReasonNotLoaded)
+}
 
 // koError is an answer that no retry can change, such as a bad token.
 type koError struct{ command, reason, message string }
@@ -57,7 +53,7 @@ func (e *koError) Error() string {
 
 // call sends /sts/<command> as a POST form. It returns an answer for OK and for an exhausted
 // list, a *koError for any other KO, and a transport error otherwise (see notSent).
-func (c *client) call(ctx context.Context, command string, params url.Values) (answer, error) {
+func (c *client) call(ctx context.Context, command string, params url.Values) (protocol.Answer, error) {
 	params.Set("FORMAT", "JSON")
 	return c.send(ctx, command, "", "application/x-www-form-urlencoded", params.Encode())
 }
@@ -81,14 +77,14 @@ func (c *client) load(ctx context.Context, list string, lines []string) error {
 }
 
 // send POSTs body to /sts/<command>?query and decodes the JSON answer, like call.
-func (c *client) send(ctx context.Context, command, query, contentType, body string) (answer, error) {
+func (c *client) send(ctx context.Context, command, query, contentType, body string) (protocol.Answer, error) {
 	target := c.base + "/sts/" + command
 	if query != "" {
 		target += "?" + query
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body))
 	if err != nil {
-		return answer{}, err
+		return protocol.Answer{}, err
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
@@ -97,18 +93,18 @@ func (c *client) send(ctx context.Context, command, query, contentType, body str
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return answer{}, err
+		return protocol.Answer{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return answer{}, err
+		return protocol.Answer{}, err
 	}
-	var a answer
+	var a protocol.Answer
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return answer{}, fmt.Errorf("%s: HTTP %d with a body that is not the JSON form: %.200q", command, resp.StatusCode, raw)
+		return protocol.Answer{}, fmt.Errorf("%s: HTTP %d with a body that is not the JSON form: %.200q", command, resp.StatusCode, raw)
 	}
-	if !a.OK && !a.exhausted() {
+	if !a.OK && !exhausted(a) {
 		return a, &koError{command: command, reason: a.Reason, message: a.Error}
 	}
 	return a, nil

@@ -105,7 +105,11 @@ func (c *consumer) work(ctx context.Context, cl *client, pace *ticker) ([]string
 		var ko *koError
 		switch {
 		case err == nil && a.OK:
-			lines = append(lines, a.Value)
+			var line string
+			if a.Value != nil {
+				line = *a.Value
+			}
+			lines = append(lines, line)
 			c.read.Add(1)
 			c.lastRead.Store(time.Now().UnixNano())
 		case err == nil: // the list is exhausted

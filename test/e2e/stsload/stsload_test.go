@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
@@ -173,7 +174,7 @@ func TestKOStopsTheRun(t *testing.T) {
 	}
 	err := run(context.Background(), []string{"consume", "-url", url, "-list", "l", "-token-file", tokenFile}, io.Discard, io.Discard)
 	var ko *koError
-	if !errors.As(err, &ko) || ko.reason != "unauthorized" {
+	if !errors.As(err, &ko) || ko.reason != protocol.ReasonUnauthorized {
 		t.Fatalf("consume with a wrong token = %v, want an unauthorized KO", err)
 	}
 	if err := os.WriteFile(tokenFile, []byte("right\n"), 0o600); err != nil {
