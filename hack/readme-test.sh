@@ -23,3 +23,15 @@ for want in '<title>OK</title>' '"command":"STATUS"' '"name":"logins.csv","lengt
   fi
 done
 echo "readme-test: standalone block ok"
+
+redis=$(block redis)
+[ -n "$redis" ] || { echo "readme-test: no block marked redis in README.md" >&2; exit 1; }
+out=$(timeout 300 bash -euo pipefail -c "$redis" 2>&1) || { echo "$out"; echo "readme-test: the redis block failed" >&2; exit 1; }
+for want in '<body>hello</body>' 'world'; do
+  if ! grep -qF "$want" <<<"$out"; then
+    echo "$out"
+    echo "readme-test: the redis block did not print $want" >&2
+    exit 1
+  fi
+done
+echo "readme-test: redis block ok"

@@ -5,10 +5,10 @@ package redis
 // same data as the table servers. Its companions share the list's hash tag, {name}, so that a
 // script touching all of them runs on Redis Cluster, where the tag picks the shard.
 type keys struct {
-	list    string // <prefix>{<name>}: the lines
-	meta    string // <prefix>{<name>}:meta: existence, digest, whether the unique index is kept
-	counts  string // <prefix>{<name>}:unique: line -> count, kept once a unique ADD needed it
-	staging string // <prefix>{<name>}:staging:<random>: where a bulk change is uploaded first
+	list   string // <prefix>{<name>}: the lines
+	meta   string // <prefix>{<name>}:meta: existence, digest, whether the unique index is kept
+	counts string // <prefix>{<name>}:unique: line -> count, kept once a unique ADD needed it
+	// A bulk change is uploaded into <list>:staging:<random> first (bulk in redis.go).
 }
 
 func (s *Store) keysOf(name string) keys {
