@@ -54,9 +54,7 @@ func writeJSON(w http.ResponseWriter, rep *reply) {
 	}
 	h := w.Header()
 	h["Content-Type"] = jsonType
-	h["Cache-Control"] = cacheControl
-	h["Pragma"] = pragma
-	h["Expires"] = expires
+	setNoCache(h)
 	h["Content-Length"] = []string{strconv.Itoa(body.Len())}
 	w.WriteHeader(status)
 	_, _ = w.Write(body.Bytes())

@@ -24,6 +24,14 @@ var (
 	jsonType     = []string{"application/json"}
 )
 
+// setNoCache sets the original's headers that forbid caching: every answer is of its moment, and
+// a READ answered from a cache would hand out a line again.
+func setNoCache(h http.Header) {
+	h["Cache-Control"] = cacheControl
+	h["Pragma"] = pragma
+	h["Expires"] = expires
+}
+
 // renderHTML returns the original's body for rep.
 func renderHTML(rep *reply) []byte {
 	if rep.fail != nil {
@@ -90,9 +98,7 @@ func (s *Server) write(w http.ResponseWriter, req *request, rep reply, htmlStatu
 func (s *Server) writeHTML(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = s.htmlContentType
-	h["Cache-Control"] = cacheControl
-	h["Pragma"] = pragma
-	h["Expires"] = expires
+	setNoCache(h)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	_, _ = w.Write(body) // a client that went away is no error of ours
@@ -102,9 +108,7 @@ func (s *Server) writeHTML(w http.ResponseWriter, status int, body []byte) {
 func (s *Server) writeExport(w http.ResponseWriter, lines []string) {
 	h := w.Header()
 	h["Content-Type"] = []string{"text/plain; charset=" + s.cfg.CharsetWrite}
-	h["Cache-Control"] = cacheControl
-	h["Pragma"] = pragma
-	h["Expires"] = expires
+	setNoCache(h)
 	w.WriteHeader(http.StatusOK)
 	out := bufio.NewWriterSize(encodeWriter(s.charset.write, w), 64<<10)
 	for _, line := range lines {
