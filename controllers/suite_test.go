@@ -28,6 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // The envtest suite: a real kube-apiserver and etcd (KUBEBUILDER_ASSETS, which `make test`
@@ -346,21 +347,11 @@ func (s *envtestSuite) get(t testing.TB, obj client.Object) {
 	}
 }
 
-// eventually retries check every 50ms until it returns nil, and fails t with the last error
-// after timeout.
+// eventually is testutil.Eventually every 50ms: envtest's API server and the loopback table
+// servers answer in milliseconds.
 func eventually(t testing.TB, timeout time.Duration, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, timeout, 50*time.Millisecond, check)
 }
 
 // waitForCondition waits until sts (re-read) has condition typ with status and reason for its

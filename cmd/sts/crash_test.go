@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // generations follows the restarts of a server: clients that lost their connection wait here for
@@ -74,7 +75,8 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 	}
 	state, data := t.TempDir(), t.TempDir()
 	input := filepath.Join(data, "input.csv")
-	if err := os.WriteFile(input, []byte(fmtLines(lines)), 0o644); err != nil {
+	want := testutil.Numbered("line", lines)
+	if err := os.WriteFile(input, []byte(testutil.File(want)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	port := stsproc.FreePort(t)
@@ -103,7 +105,7 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 		for {
 			gen := gens.current()
 			status, body, sent, err := c.get(target)
-			if err == nil && body == koBody("Server is starting, retry later !") {
+			if err == nil && body == testutil.KOBody("Server is starting, retry later !") {
 				// A server started after gen, still restoring: the command was not run.
 				if !gens.awaitAfter(gen, time.Minute) {
 					return 0, "", false, fmt.Errorf("%s: a server never became ready", target)
@@ -138,10 +140,10 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 					inflightReads.Add(1)
 					continue
 				}
-				if body == koBody("No more line !") {
+				if body == testutil.KOBody("No more line !") {
 					return
 				}
-				line, ok := okLine(body)
+				line, ok := testutil.OKLine(body)
 				if status != http.StatusOK || !ok {
 					failures <- fmt.Errorf("READ answered %d %q", status, body)
 					return
@@ -167,7 +169,7 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 					inflightAdds[p] = append(inflightAdds[p], line)
 					continue
 				}
-				if err != nil || status != http.StatusOK || body != "<html><title>OK</title>\n<body></body>\n</html>" {
+				if err != nil || status != http.StatusOK || body != testutil.OKBody("") {
 					failures <- fmt.Errorf("ADD answered %d %q (%v)", status, body, err)
 					return
 				}
@@ -238,8 +240,8 @@ kills:
 		}
 	}
 	lost := 0
-	for i := range lines {
-		if seen[fmt.Sprintf("line-%06d", i)] == 0 {
+	for _, line := range want {
+		if seen[line] == 0 {
 			lost++
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // binary is the sts command, built once by TestMain.
@@ -56,10 +57,10 @@ func TestBinaryServesAndStopsOnSIGTERM(t *testing.T) {
 	p := launch(t, stsproc.FreePort(t), "--dataset-dir", dir, "--init-files", "users.csv,missing.csv", "--add-timestamp=false")
 	p.WaitReady(t)
 	base, logs := p.Base, p.Logs
-	if got, want := getBody(t, base+"/sts/READ?FILENAME=users.csv&KEEP=FALSE"), "<html><title>OK</title>\n<body>u1;p1</body>\n</html>"; got != want {
+	if got, want := getBody(t, base+"/sts/READ?FILENAME=users.csv&KEEP=FALSE"), testutil.OKBody("u1;p1"); got != want {
 		t.Errorf("READ: %q", got)
 	}
-	if got := getBody(t, base+"/sts/SAVE?FILENAME=users.csv"); got != "<html><title>OK</title>\n<body>1</body>\n</html>" {
+	if got := getBody(t, base+"/sts/SAVE?FILENAME=users.csv"); got != testutil.OKBody("1") {
 		t.Errorf("SAVE: %q", got)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "users.csv")); string(b) != "u2;p2\n" {
@@ -87,7 +88,7 @@ func TestBinaryStopsOnSTOP(t *testing.T) {
 	p := launch(t, stsproc.FreePort(t), "--dataset-dir", t.TempDir(), "--log-format", "json")
 	p.WaitReady(t)
 	base, logs := p.Base, p.Logs
-	if got := getBody(t, base+"/sts/STOP"); got != "<html><title>OK</title>\n<body></body>\n</html>" {
+	if got := getBody(t, base+"/sts/STOP"); got != testutil.OKBody("") {
 		t.Errorf("STOP: %q", got)
 	}
 	if code := p.ExitCode(t, 15*time.Second); code != 0 {

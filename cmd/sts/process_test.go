@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // launch starts the binary on 127.0.0.1:port without waiting for it.
@@ -61,27 +61,6 @@ func (c *rawClient) get(target string) (status int, body string, sent bool, err 
 	return resp.StatusCode, string(b), true, nil
 }
 
-// okLine returns the line of an OK(line) body.
-func okLine(body string) (string, bool) {
-	line, ok := strings.CutPrefix(body, "<html><title>OK</title>\n<body>")
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(line, "</body>\n</html>")
-}
-
-func koBody(m string) string {
-	return "<html><title>KO</title>\n<body>Error : " + m + "</body>\n</html>"
-}
-
-func fmtLines(n int) string {
-	var b strings.Builder
-	for i := range n {
-		fmt.Fprintf(&b, "line-%06d\n", i)
-	}
-	return b.String()
-}
-
 // A token file replaced in place, as the kubelet replaces a mounted Secret, gives the running
 // server the new token: the old one is refused from then on. A file that turns empty or
 // unreadable keeps the token in force.
@@ -104,22 +83,17 @@ func TestRotatedTokenFileNeedsNoRestart(t *testing.T) {
 	if got := srv.Status("/sts/STATUS?TOKEN=first"); got != http.StatusOK {
 		t.Fatalf("the first token: HTTP %d", got)
 	}
-	until := func(what string, ok func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not after 20s; the server's log:\n%s", what, srv.Logs)
-			}
-		}
-	}
-
 	replace("second\n")
-	until("the new token accepted", func() bool { return srv.Status("/sts/STATUS?TOKEN=second") == http.StatusOK })
+	testutil.Until(t, 20*time.Second, 50*time.Millisecond, "the new token accepted", func() bool {
+		return srv.Status("/sts/STATUS?TOKEN=second") == http.StatusOK
+	})
 	if got := srv.Status("/sts/STATUS?TOKEN=first"); got != http.StatusUnauthorized {
 		t.Errorf("the old token after the rotation: HTTP %d, want 401", got)
 	}
 	replace(" \n")
-	until("the empty file logged", func() bool { return strings.Contains(srv.Logs.String(), "Keeping the current auth token") })
+	testutil.Until(t, 20*time.Second, 50*time.Millisecond, "the empty file logged", func() bool {
+		return strings.Contains(srv.Logs.String(), "Keeping the current auth token")
+	})
 	if got := srv.Status("/sts/STATUS?TOKEN=second"); got != http.StatusOK {
 		t.Errorf("the token in force after the file emptied: HTTP %d, want 200", got)
 	}

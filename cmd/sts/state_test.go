@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // TestSecondServerRefusesTheStateDir starts two servers on one state directory: the second exits
@@ -21,7 +22,7 @@ func TestSecondServerRefusesTheStateDir(t *testing.T) {
 	state := t.TempDir()
 	first := launch(t, stsproc.FreePort(t), "--state-dir", state)
 	first.WaitReady(t)
-	if got := getBody(t, first.Base+"/sts/ADD?FILENAME=l&LINE=from-the-first"); got != "<html><title>OK</title>\n<body></body>\n</html>" {
+	if got := getBody(t, first.Base+"/sts/ADD?FILENAME=l&LINE=from-the-first"); got != testutil.OKBody("") {
 		t.Fatalf("ADD: %q", got)
 	}
 
@@ -35,13 +36,9 @@ func TestSecondServerRefusesTheStateDir(t *testing.T) {
 	}
 
 	waiting := launch(t, stsproc.FreePort(t), "--state-dir", state, "--state-dir-wait")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(waiting.Logs.String(), "Waiting for the state directory") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the waiting server does not say it waits:\n%s", waiting.Logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Until(t, 10*time.Second, 20*time.Millisecond, "the waiting server saying it waits", func() bool {
+		return strings.Contains(waiting.Logs.String(), "Waiting for the state directory")
+	})
 	if got := waiting.Status("/healthz"); got != http.StatusOK {
 		t.Errorf("/healthz of the waiting server: %d", got)
 	}
@@ -112,16 +109,14 @@ func TestSIGTERMAnswersWaitsAndKeepsTheState(t *testing.T) {
 	waiting := make(chan string, 1)
 	go func() { waiting <- getBody(t, srv.Base+"/sts/READ?FILENAME=empty&WAIT=30000") }()
 	// The read must be waiting in the server before the signal, however slow the machine.
-	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(getBody(t, srv.Base+"/metrics"), "\nsts_waiting_reads 1\n"); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the READ with WAIT never waited")
-		}
-	}
+	testutil.Until(t, 10*time.Second, 10*time.Millisecond, "the READ with WAIT waiting", func() bool {
+		return strings.Contains(getBody(t, srv.Base+"/metrics"), "\nsts_waiting_reads 1\n")
+	})
 	start := time.Now()
 	srv.Signal(t, syscall.SIGTERM)
 	select {
 	case got := <-waiting:
-		if got != koBody("empty not loaded yet !") {
+		if got != testutil.KOBody("empty not loaded yet !") {
 			t.Errorf("the waiting read at SIGTERM: %q", got)
 		}
 	case <-time.After(10 * time.Second):

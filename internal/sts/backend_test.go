@@ -12,6 +12,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // A Redis that goes away makes the server not ready and its commands 503 with a KO that says
@@ -42,7 +43,9 @@ func TestRedisOutageIsA503UntilItReturns(t *testing.T) {
 	ts.expect(t, "/sts/ADD?FILENAME=l&LINE=kept", okBody(""))
 
 	srv.Stop()
-	eventually(t, func() bool { return ts.rawGet(t, "/readyz").status == http.StatusServiceUnavailable })
+	testutil.Until(t, 10*time.Second, 20*time.Millisecond, "/readyz 503", func() bool {
+		return ts.rawGet(t, "/readyz").status == http.StatusServiceUnavailable
+	})
 	html := ts.rawGet(t, "/sts/READ?FILENAME=l")
 	if html.status != http.StatusServiceUnavailable || html.body != koBody("Storage backend unavailable, retry later !") {
 		t.Errorf("READ with Redis down: %d %q", html.status, html.body)
@@ -56,18 +59,8 @@ func TestRedisOutageIsA503UntilItReturns(t *testing.T) {
 	}
 
 	srv.Restart(t)
-	eventually(t, func() bool { return ts.rawGet(t, "/readyz").status == http.StatusOK })
+	testutil.Until(t, 10*time.Second, 20*time.Millisecond, "/readyz 200", func() bool {
+		return ts.rawGet(t, "/readyz").status == http.StatusOK
+	})
 	ts.expect(t, "/sts/READ?FILENAME=l&KEEP=FALSE", okBody("kept"))
-}
-
-// eventually waits up to 10 s for cond.
-func eventually(t testing.TB, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("the condition never held")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

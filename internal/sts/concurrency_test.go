@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // keepAliveClient is an HTTP client that keeps up to conns connections open to one host.
@@ -23,11 +24,8 @@ func TestConcurrentConsumersReadEachLineOnce(t *testing.T) {
 		lines = 10_000
 	}
 	ts := startServer(t)
-	var file strings.Builder
-	for i := range lines {
-		fmt.Fprintf(&file, "line-%06d\n", i)
-	}
-	ts.writeFile(t, "big.txt", file.String())
+	want := testutil.Numbered("line", lines)
+	ts.writeFile(t, "big.txt", testutil.File(want))
 	ts.expect(t, "/sts/INITFILE?FILENAME=big.txt", okBody(fmt.Sprint(lines)))
 
 	client := keepAliveClient(clients)
@@ -51,12 +49,12 @@ func TestConcurrentConsumersReadEachLineOnce(t *testing.T) {
 				if string(body) == koBody("No more line !") {
 					return
 				}
-				line, ok := strings.CutPrefix(string(body), "<html><title>OK</title>\n<body>")
+				line, ok := testutil.OKLine(string(body))
 				if !ok {
 					errs <- fmt.Errorf("unexpected answer %q", body)
 					return
 				}
-				read[c] = append(read[c], strings.TrimSuffix(line, "</body>\n</html>"))
+				read[c] = append(read[c], line)
 			}
 		})
 	}
@@ -71,9 +69,9 @@ func TestConcurrentConsumersReadEachLineOnce(t *testing.T) {
 			seen[line]++
 		}
 	}
-	for i := range lines {
-		if n := seen[fmt.Sprintf("line-%06d", i)]; n != 1 {
-			t.Fatalf("line %d was read %d times", i, n)
+	for _, line := range want {
+		if n := seen[line]; n != 1 {
+			t.Fatalf("%s was read %d times", line, n)
 		}
 	}
 	if len(seen) != lines {

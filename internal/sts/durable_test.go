@@ -14,6 +14,7 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 func TestDurableServerWaitsForItsStartup(t *testing.T) {
@@ -148,12 +149,10 @@ func TestAnswersWaitForTheConsumeTheyCount(t *testing.T) {
 	consumed := make(chan string, 1)
 	go func() { consumed <- ts.get(t, "/sts/READ?FILENAME=coupons&KEEP=FALSE") }()
 	// Lists, unlike Length, does not wait for the consume's record.
-	for {
-		if lists, _ := ts.store.Lists(context.Background()); lists[0].Length == 0 {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Until(t, 10*time.Second, time.Millisecond, "the line consumed", func() bool {
+		lists, _ := ts.store.Lists(context.Background())
+		return lists[0].Length == 0
+	})
 	answers := make(chan string, 2)
 	for _, target := range []string{"/sts/READ?FILENAME=coupons", "/sts/LENGTH?FILENAME=coupons"} {
 		go func() { answers <- ts.get(t, target) }()

@@ -21,13 +21,11 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
-// The original's bodies, written from the protocol description's notation.
-func okBody(x string) string { return "<html><title>OK</title>\n<body>" + x + "</body>\n</html>" }
-func koBody(m string) string {
-	return "<html><title>KO</title>\n<body>Error : " + m + "</body>\n</html>"
-}
+// The original's bodies, under the short names the many checks use.
+var okBody, koBody = testutil.OKBody, testutil.KOBody
 
 // testServer is a table server listening on a loopback port, with its dataset directory.
 type testServer struct {
@@ -129,13 +127,7 @@ func newTestServer(t testing.TB, cfg Config) *testServer {
 // waitUp waits for a shared backend's first health check, as cmd/sts does before it loads.
 func waitUp(t testing.TB, h store.Health) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !h.Up() {
-		if time.Now().After(deadline) {
-			t.Fatal("the backend never answered")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Until(t, 10*time.Second, 5*time.Millisecond, "the backend up", h.Up)
 }
 
 // listen serves ts on a loopback port until the end of the test.
@@ -221,11 +213,7 @@ func (ts *testServer) writeFile(t testing.TB, name, content string) {
 // loadList writes lines as a file and loads it with INITFILE.
 func (ts *testServer) loadList(t testing.TB, name string, lines ...string) {
 	t.Helper()
-	content := ""
-	for _, l := range lines {
-		content += l + "\n"
-	}
-	ts.writeFile(t, name, content)
+	ts.writeFile(t, name, testutil.File(lines))
 	ts.expect(t, "/sts/INITFILE?FILENAME="+name, okBody(strconv.Itoa(len(lines))))
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // background sends a GET in a goroutine and returns its body when asked.
@@ -40,13 +42,12 @@ func (ts *testServer) background(t *testing.T, target string) func() string {
 // untilWaiting waits until n reads wait in the store.
 func (ts *testServer) untilWaiting(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for ts.store.Waiting() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d reads wait, want %d", ts.store.Waiting(), n)
+	testutil.Eventually(t, 5*time.Second, time.Millisecond, func() error {
+		if w := ts.store.Waiting(); w != n {
+			return fmt.Errorf("%d reads wait, want %d", w, n)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // TestWaitingReadIsServedByEachProducer has a READ with WAIT wait on an empty list, and each way

@@ -33,6 +33,7 @@ import (
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // settings come from the environment that `make e2e` sets (see doc.go).
@@ -126,37 +127,21 @@ func newNamespace(t *testing.T, prefix string) string {
 	return ns.Name
 }
 
-// eventually calls check every half second until it returns nil, and fails the test with the
-// last error after timeout.
+// eventually is testutil.Eventually every half second, which a cluster's API server and pods
+// bear, with what the test waits for named in the failure.
 func eventually(t *testing.T, timeout time.Duration, what string, check func(ctx context.Context) error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check(t.Context())
-		if err == nil {
-			return
+	testutil.Eventually(t, timeout, 500*time.Millisecond, func() error {
+		if err := check(t.Context()); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
 		}
-		if time.Now().After(deadline) || t.Context().Err() != nil {
-			t.Fatalf("%s: still not after %v: %v", what, timeout, err)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+		return nil
+	})
 }
-
-// numbered returns the lines stsload produce and fill write: <prefix>-000000, <prefix>-000001...
-func numbered(prefix string, n int) []string {
-	lines := make([]string, n)
-	for i := range lines {
-		lines[i] = fmt.Sprintf("%s-%06d", prefix, i)
-	}
-	return lines
-}
-
-func fileContent(lines []string) string { return strings.Join(lines, "\n") + "\n" }
 
 func createConfigMap(t *testing.T, ns, name, key string, lines []string) {
 	t.Helper()
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{key: fileContent(lines)}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{key: testutil.File(lines)}}
 	if err := k8s.Create(t.Context(), cm); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +149,7 @@ func createConfigMap(t *testing.T, ns, name, key string, lines []string) {
 
 func createSecret(t *testing.T, ns, name, key string, lines []string) {
 	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: map[string]string{key: fileContent(lines)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, StringData: map[string]string{key: testutil.File(lines)}}
 	if err := k8s.Create(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // consumeArgs are the arguments of stsload pods that READ list with KEEP=FALSE until it is
@@ -106,7 +107,7 @@ func handedOut(t *testing.T, input []string, byPod map[string]consumed) (missing
 // and the status reaches 0.
 func testConsumeOnce(t *testing.T) {
 	ns := newNamespace(t, "consume")
-	input := numbered("single", 20000)
+	input := testutil.Numbered("single", 20000)
 	createConfigMap(t, ns, "single", "single.csv", input)
 	sts := newServer(ns, "single", configMapDataset("single.csv", "single", "single.csv"))
 	create(t, sts)
@@ -140,7 +141,7 @@ func testConsumeOnce(t *testing.T) {
 // the pod went away may be lost.
 func testRestartKeepsConsumption(t *testing.T) {
 	ns := newNamespace(t, "restart")
-	input := numbered("durable", 10000)
+	input := testutil.Numbered("durable", 10000)
 	createConfigMap(t, ns, "durable", "durable.csv", input)
 	claim := hostPathClaim(t, ns, "state")
 	fillClaim(t, ns, claim, "", "", 0)

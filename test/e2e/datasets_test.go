@@ -17,14 +17,15 @@ import (
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // testDatasets: datasets from a ConfigMap, a Secret and a claim are loaded into their lists,
 // status.lists shows their lengths and `kubectl get` the printer columns.
 func testDatasets(t *testing.T) {
 	ns := newNamespace(t, "datasets")
-	createConfigMap(t, ns, "logins", "logins.csv", numbered("cm", 120))
-	createSecret(t, ns, "cards", "cards.csv", numbered("secret", 45))
+	createConfigMap(t, ns, "logins", "logins.csv", testutil.Numbered("cm", 120))
+	createSecret(t, ns, "cards", "cards.csv", testutil.Numbered("secret", 45))
 	claim := hostPathClaim(t, ns, "datasets")
 	fillClaim(t, ns, claim, "big.csv", "pvc", 3000)
 
@@ -95,8 +96,8 @@ func testDatasets(t *testing.T) {
 // what clients did to it, and the pod is the same.
 func testReloadPushesAChangedConfigMap(t *testing.T) {
 	ns := newNamespace(t, "reload")
-	createConfigMap(t, ns, "prices", "prices.csv", numbered("old", 10))
-	createConfigMap(t, ns, "users", "users.csv", numbered("user", 5))
+	createConfigMap(t, ns, "prices", "prices.csv", testutil.Numbered("old", 10))
+	createConfigMap(t, ns, "users", "users.csv", testutil.Numbered("user", 5))
 	sts := newServer(ns, "reload",
 		configMapDataset("prices.csv", "prices", "prices.csv"),
 		configMapDataset("users.csv", "users", "users.csv"))
@@ -112,7 +113,7 @@ func testReloadPushesAChangedConfigMap(t *testing.T) {
 	if err := k8s.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "prices"}, cm); err != nil {
 		t.Fatal(err)
 	}
-	cm.Data["prices.csv"] = fileContent(numbered("new", 25))
+	cm.Data["prices.csv"] = testutil.File(testutil.Numbered("new", 25))
 	if err := k8s.Update(t.Context(), cm); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func testReloadPushesAChangedConfigMap(t *testing.T) {
 // reads STATUS with the token too, goes on following the lists.
 func testRotatedTokenReachesTheServer(t *testing.T) {
 	ns := newNamespace(t, "token")
-	createConfigMap(t, ns, "users", "users.csv", numbered("user", 5))
+	createConfigMap(t, ns, "users", "users.csv", testutil.Numbered("user", 5))
 	createSecret(t, ns, "token", "token", []string{"first"})
 	sts := newServer(ns, "guarded", configMapDataset("users.csv", "users", "users.csv"))
 	sts.Spec.Server.AuthTokenSecret = &stsv1alpha1.KeySelector{Name: "token", Key: "token"}

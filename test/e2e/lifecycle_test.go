@@ -15,13 +15,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/metadata"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // testDeleteRemovesChildren: deleting a SimpleTableServer removes its Deployment, ReplicaSet,
 // pod, Service and EndpointSlices through the cluster's garbage collector.
 func testDeleteRemovesChildren(t *testing.T) {
 	ns := newNamespace(t, "gc")
-	createConfigMap(t, ns, "gc", "gc.csv", numbered("gc", 10))
+	createConfigMap(t, ns, "gc", "gc.csv", testutil.Numbered("gc", 10))
 	sts := newServer(ns, "doomed", configMapDataset("gc.csv", "gc", "gc.csv"))
 	create(t, sts)
 	waitServing(t, sts)
@@ -89,7 +91,7 @@ func operatorPods(ctx context.Context) ([]string, error) {
 // servers (whose pods hold the lists), and the new operator keeps their status current.
 func testHelmUpgradeKeepsResources(t *testing.T) {
 	ns := newNamespace(t, "upgrade")
-	createConfigMap(t, ns, "keep", "keep.csv", numbered("keep", 100))
+	createConfigMap(t, ns, "keep", "keep.csv", testutil.Numbered("keep", 100))
 	sts := newServer(ns, "survivor", configMapDataset("keep.csv", "keep", "keep.csv"))
 	create(t, sts)
 	waitServing(t, sts)

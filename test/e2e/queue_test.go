@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // testQueue: a producer/consumer queue across pods. Three producer pods ADD LAST their own
@@ -32,7 +34,7 @@ func testQueue(t *testing.T) {
 
 	var input []string
 	for p := range producers {
-		input = append(input, numbered("p"+strconv.Itoa(p), perProducer)...)
+		input = append(input, testutil.Numbered("p"+strconv.Itoa(p), perProducer)...)
 	}
 	if missing := handedOut(t, input, byPod); missing > 0 {
 		t.Errorf("%d produced lines were never consumed", missing)

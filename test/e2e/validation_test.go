@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // testInvalidResourceRefused: kubectl apply of an invalid resource fails with the message that
@@ -59,7 +60,7 @@ func testMissingConfigMapHeals(t *testing.T) {
 		}
 		return nil
 	})
-	createConfigMap(t, ns, "late-data", "late.csv", numbered("late", 30))
+	createConfigMap(t, ns, "late-data", "late.csv", testutil.Numbered("late", 30))
 	waitServing(t, sts)
 	waitListLength(t, sts, "late.csv", 30)
 }

@@ -120,6 +120,7 @@ func reportEvery(ctx context.Context, w io.Writer, interval time.Duration, summa
 	return stop
 }
 
-// line is the i-th line that produce and fill write with prefix; the e2e suite builds the
-// lines it expects with the same rule.
+// line is the i-th line that produce and fill write with prefix: the i-th of
+// testutil.Numbered(prefix, ...), which the e2e suite expects and this package's tests compare
+// produce and fill against.
 func line(prefix string, i int) string { return fmt.Sprintf("%s-%06d", prefix, i) }

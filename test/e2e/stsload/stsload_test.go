@@ -22,6 +22,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // startServer runs a real table server on a loopback port and returns its URL and store.
@@ -45,14 +46,6 @@ func startServerBehind(t *testing.T, token string, wrap func(http.Handler) http.
 	return hs.URL, st
 }
 
-func numbered(prefix string, n int) []string {
-	lines := make([]string, n)
-	for i := range lines {
-		lines[i] = line(prefix, i)
-	}
-	return lines
-}
-
 // printed returns the lines that consume -print wrote, in output order.
 func printed(t *testing.T, stdout string) []string {
 	t.Helper()
@@ -69,7 +62,7 @@ func printed(t *testing.T, stdout string) []string {
 
 func TestConsumeDrainsEveryLineOnce(t *testing.T) {
 	url, st := startServer(t, "")
-	want := numbered("single", 3000)
+	want := testutil.Numbered("single", 3000)
 	st.Replace(context.Background(), "single.csv", slices.Clone(want), "")
 
 	var stdout, stderr bytes.Buffer
@@ -95,7 +88,7 @@ func TestConsumeDrainsEveryLineOnce(t *testing.T) {
 // lines in the order it printed them, and its summary.
 func TestLedgerRecordsWhatEachConsumerRead(t *testing.T) {
 	url, st := startServer(t, "")
-	want := numbered("single", 2000)
+	want := testutil.Numbered("single", 2000)
 	st.Replace(context.Background(), "single.csv", slices.Clone(want), "")
 	var broken atomic.Bool
 	ledgerURL, ledger := startServerBehind(t, "", func(h http.Handler) http.Handler {
@@ -160,7 +153,7 @@ func TestQueueKeepsOrderAcrossProducerAndConsumer(t *testing.T) {
 	if err := run(ctx, []string{"produce", "-url", url, "-list", "queue", "-prefix", "p0", "-count", "400", "-rate", "2000"}, io.Discard, &stderr); err != nil {
 		t.Fatalf("produce: %v\n%s", err, stderr.String())
 	}
-	if got := printed(t, <-consumed); !slices.Equal(got, numbered("p0", 400)) {
+	if got := printed(t, <-consumed); !slices.Equal(got, testutil.Numbered("p0", 400)) {
 		t.Errorf("the consumer got %d lines out of order or incomplete: first %q", len(got), got[:min(3, len(got))])
 	}
 }
@@ -213,7 +206,7 @@ func TestFillWritesNumberedLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.Join(numbered("pvc", 5), "\n") + "\n"; string(data) != want {
+	if want := testutil.File(testutil.Numbered("pvc", 5)); string(data) != want {
 		t.Errorf("file = %q, want %q", data, want)
 	}
 }

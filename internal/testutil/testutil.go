@@ -1,0 +1,86 @@
+// Package testutil holds what the tests of several packages share: the lines they load, the
+// original plugin's HTML bodies they expect, and waiting for a condition by polling. It is for
+// tests only; it imports nothing of the table server, so the table server's own tests use it too.
+package testutil
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Numbered returns n lines prefix-000000, prefix-000001, ...: all different, sorted, and each
+// naming its place, so that a test can say which line was lost, served twice or out of order.
+// stsload's produce and fill write the same lines, which the e2e suite checks.
+func Numbered(prefix string, n int) []string {
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("%s-%06d", prefix, i)
+	}
+	return lines
+}
+
+// File returns lines as the content of a dataset file: each line ended by "\n".
+func File(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// The original's HTML bodies, written from the protocol's description rather than taken from the
+// server's code, so that a test catches the server drifting from them.
+const (
+	okHead = "<html><title>OK</title>\n<body>"
+	koHead = "<html><title>KO</title>\n<body>Error : "
+	end    = "</body>\n</html>"
+)
+
+// OKBody is the body of an OK answer with text (a line, a length, or nothing).
+func OKBody(text string) string { return okHead + text + end }
+
+// KOBody is the body of a KO answer with the original's message.
+func KOBody(message string) string { return koHead + message + end }
+
+// OKLine returns the text of an OK body, and false for any other body.
+func OKLine(body string) (string, bool) {
+	text, ok := strings.CutPrefix(body, okHead)
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(text, end)
+}
+
+// Eventually calls check every interval until it returns nil, and fails t with check's last
+// error once timeout has passed. The interval is the caller's: a loopback server can be asked
+// every millisecond, a cluster's API server is asked less often.
+func Eventually(t testing.TB, timeout, interval time.Duration, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %v: %v", timeout, err)
+		}
+		time.Sleep(interval)
+	}
+}
+
+// Until is Eventually for a condition with no error to tell: what names the state waited for
+// ("the server ready"), for the failure message.
+func Until(t testing.TB, timeout, interval time.Duration, what string, cond func() bool) {
+	t.Helper()
+	Eventually(t, timeout, interval, func() error {
+		if cond() {
+			return nil
+		}
+		return errors.New("still not " + what)
+	})
+}
