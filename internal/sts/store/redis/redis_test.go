@@ -1,7 +1,10 @@
 package redis
 
 import (
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/storetest"
+	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
 // prefixes numbers the key prefixes of the stores made on one Redis, so that each test's lists
@@ -73,5 +77,89 @@ func TestConformanceCluster(t *testing.T) {
 		if n, err := node.Do("DBSIZE"); err != nil || n == int64(0) {
 			t.Errorf("node %s holds %v keys (%v): the lists did not spread over the shards", node.Addr, n, err)
 		}
+	}
+}
+
+// A key of the wrong type where a list lives (someone SET a string) is an error that names the
+// key, and nothing is written to it.
+func TestWrongTypeIsRefusedAndLeftAlone(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := newPrefix()
+	s := open(t, Connection{URL: srv.URL()}, prefix, store.Limits{})
+	ctx := t.Context()
+	if err := s.Add(ctx, "users", "u1", store.Last, false); err != nil {
+		t.Fatal(err)
+	}
+	key := prefix + "{users}"
+	if _, err := srv.Do("SET", key, "not a list"); err != nil {
+		t.Fatal(err)
+	}
+	for name, call := range map[string]func() error{
+		"Read":    func() error { _, err := s.Read(ctx, "users", store.First, 1, false, 0); return err },
+		"Add":     func() error { return s.Add(ctx, "users", "u2", store.Last, true) },
+		"Replace": func() error { return s.Replace(ctx, "users", []string{"x"}, "") },
+		"Reset":   func() error { _, err := s.Reset(ctx, "users"); return err },
+	} {
+		err := call()
+		if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "not a list") {
+			t.Errorf("%s on a string key: %v, want an error naming %s", name, err, key)
+		}
+	}
+	if v, err := srv.Do("GET", key); v != "not a list" || err != nil {
+		t.Errorf("the string key now holds %v (%v)", v, err)
+	}
+}
+
+// A Redis at maxmemory refuses what would grow it (store.ErrFull, nothing half done) and still
+// lets clients consume, which frees memory for adds again.
+func TestRedisAtMaxmemory(t *testing.T) {
+	srv := redistest.Start(t, redistest.WithArgs("--maxmemory", "2mb", "--maxmemory-policy", "noeviction"))
+	s := open(t, Connection{URL: srv.URL()}, newPrefix(), store.Limits{})
+	ctx := t.Context()
+	line := strings.Repeat("x", 1000)
+	added := 0
+	var err error
+	for ; added < 100000; added++ {
+		if err = s.Add(ctx, "big", fmt.Sprintf("%s-%d", line, added), store.Last, false); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, store.ErrFull) {
+		t.Fatalf("after %d adds: %v, want store.ErrFull", added, err)
+	}
+	if n, err := s.Length(ctx, "big"); err != nil || n != added {
+		t.Fatalf("Length = %d, %v; want the %d lines acknowledged", n, err, added)
+	}
+	if _, err := s.Read(ctx, "big", store.First, added/2, false, 0); err != nil {
+		t.Fatalf("consuming at maxmemory: %v", err)
+	}
+	if err := s.Add(ctx, "big", "after", store.Last, false); err != nil {
+		t.Errorf("an add once lines were consumed: %v", err)
+	}
+}
+
+// A wrong password keeps the store down (not ready) and its calls unavailable, and says why in
+// the log; it does not crash.
+func TestWrongPasswordIsUnavailable(t *testing.T) {
+	srv := redistest.Start(t, redistest.WithPassword("right"))
+	client, err := Connection{URL: srv.URL(), Password: "wrong"}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &syncbuf.Buffer{}
+	s, err := New(Options{Client: client, KeyPrefix: newPrefix(), HealthInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if _, err := s.Length(t.Context(), "l"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Length with a wrong password: %v, want store.ErrUnavailable", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if s.Up() {
+		t.Error("the store is up with a wrong password")
+	}
+	if !strings.Contains(log.String(), "Redis refused the credentials") {
+		t.Errorf("the log does not say the credentials were refused:\n%s", log)
 	}
 }
