@@ -3,6 +3,8 @@ package sts
 import (
 	"net/http"
 	"strconv"
+
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // config answers CONFIG with the effective settings under the original's keys. Ours never waits
@@ -33,7 +35,7 @@ func (s *Server) config(req *request) reply {
 // pod would be restarted without its lists, so STOP can be disabled.
 func (s *Server) stopCommand(*request) reply {
 	if !s.cfg.AllowStop {
-		return ko(cmdStop, http.StatusForbidden, reasonStopDisabled, "STOP is disabled on this server !")
+		return ko(cmdStop, http.StatusForbidden, protocol.ReasonStopDisabled, "STOP is disabled on this server !")
 	}
 	return okReply(cmdStop)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -163,7 +164,7 @@ func (s *Server) findOptions(params map[string]string) (store.Matcher, bool, *re
 	fail := func(rep reply) (store.Matcher, bool, *reply) { return nil, false, &rep }
 	line := params["LINE"]
 	if line == "" {
-		return fail(ko(cmdFind, http.StatusBadRequest, reasonMissingParameter, "Cant't find empty line !"))
+		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonMissingParameter, "Cant't find empty line !"))
 	}
 	mode, ok := enumParam(params, "FIND_MODE", "SUBSTRING", findModes)
 	if !ok {
@@ -176,11 +177,11 @@ func (s *Server) findOptions(params map[string]string) (store.Matcher, bool, *re
 	match, err := s.matcher(mode, line)
 	switch {
 	case errors.Is(err, javaregex.ErrTooLong):
-		return fail(ko(cmdFind, http.StatusBadRequest, reasonRegexTooLong, fmt.Sprintf("Regex longer than %d bytes !", javaregex.MaxPatternBytes)))
+		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonRegexTooLong, fmt.Sprintf("Regex longer than %d bytes !", javaregex.MaxPatternBytes)))
 	case errors.Is(err, javaregex.ErrTooCostly):
-		return fail(ko(cmdFind, http.StatusBadRequest, reasonRegexTooCostly, "Regex too costly to compile !"))
+		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonRegexTooCostly, "Regex too costly to compile !"))
 	case err != nil:
-		return fail(ko(cmdFind, http.StatusBadRequest, reasonRegex, "Regex compile error !"))
+		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonRegex, "Regex compile error !"))
 	}
 	return match, keep, nil
 }
@@ -269,28 +270,28 @@ func storeFailure(command, name string, err error) reply {
 	case errors.Is(err, store.ErrEmpty):
 		return koEmpty(command)
 	case errors.As(err, &short):
-		return ko(command, http.StatusNotFound, reasonShortList,
+		return ko(command, http.StatusNotFound, protocol.ReasonShortList,
 			fmt.Sprintf("Number lines to read greater than file size, %d greater than %d !", short.Want, short.Have))
 	case errors.Is(err, store.ErrNoMatch):
-		return ko(command, http.StatusNotFound, reasonNoMatch, "Not find !")
+		return ko(command, http.StatusNotFound, protocol.ReasonNoMatch, "Not find !")
 	case errors.Is(err, store.ErrDuplicate):
-		return ko(command, http.StatusConflict, reasonDuplicate, "ENTRY already exists !")
+		return ko(command, http.StatusConflict, protocol.ReasonDuplicate, "ENTRY already exists !")
 	case errors.Is(err, javaregex.ErrTimeout):
-		return ko(command, http.StatusBadRequest, reasonRegexTimeout, "Regex evaluation timed out !")
+		return ko(command, http.StatusBadRequest, protocol.ReasonRegexTimeout, "Regex evaluation timed out !")
 	case errors.Is(err, javaregex.ErrTooComplex):
-		return ko(command, http.StatusBadRequest, reasonRegexTooComplex, "Regex needs too much backtracking !")
+		return ko(command, http.StatusBadRequest, protocol.ReasonRegexTooComplex, "Regex needs too much backtracking !")
 	case errors.As(err, &limit):
 		return koLimit(command, limit.Limit, limit.Max)
 	case errors.Is(err, store.ErrFull):
-		return ko(command, http.StatusInsufficientStorage, reasonLimit, "Storage backend full !")
+		return ko(command, http.StatusInsufficientStorage, protocol.ReasonLimit, "Storage backend full !")
 	case errors.Is(err, store.ErrUnavailable):
 		// The backend's error (an address, a Redis message) is logged by the store, not shown.
-		return ko(command, http.StatusServiceUnavailable, reasonBackendUnavailable, "Storage backend unavailable, retry later !")
+		return ko(command, http.StatusServiceUnavailable, protocol.ReasonBackendUnavailable, "Storage backend unavailable, retry later !")
 	case errors.Is(err, store.ErrNotRecorded):
 		// The journal's error names the state directory: it is logged by the journal, not shown.
-		return ko(command, http.StatusServiceUnavailable, reasonNotRecorded, "The change could not be recorded, it may be lost !")
+		return ko(command, http.StatusServiceUnavailable, protocol.ReasonNotRecorded, "The change could not be recorded, it may be lost !")
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return ko(command, http.StatusServiceUnavailable, reasonUnavailable, "Request cancelled !")
+		return ko(command, http.StatusServiceUnavailable, protocol.ReasonUnavailable, "Request cancelled !")
 	}
-	return ko(command, http.StatusInternalServerError, reasonIO, err.Error())
+	return ko(command, http.StatusInternalServerError, protocol.ReasonIO, err.Error())
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -38,7 +39,7 @@ func (s *Server) readDatasetFile(name string) ([]string, string, *reply) {
 	var tooLarge *datafile.TooLargeError
 	switch {
 	case errors.Is(err, datafile.ErrFileNotFound):
-		return fail(ko(cmdInitFile, http.StatusNotFound, reasonFileNotFound, "file not found !"))
+		return fail(ko(cmdInitFile, http.StatusNotFound, protocol.ReasonFileNotFound, "file not found !"))
 	case errors.As(err, &tooLarge):
 		return fail(koLimit(cmdInitFile, store.LimitTotalBytes, tooLarge.Max))
 	case err != nil:
@@ -50,9 +51,9 @@ func (s *Server) readDatasetFile(name string) ([]string, string, *reply) {
 // nameFailure is the original's KO for a file name that INITFILE and SAVE refuse.
 func nameFailure(command string, err error) reply {
 	if errors.Is(err, datafile.ErrNameTooLong) {
-		return ko(command, http.StatusBadRequest, reasonNameTooLong, "Maximum size reached (128) !")
+		return ko(command, http.StatusBadRequest, protocol.ReasonNameTooLong, "Maximum size reached (128) !")
 	}
-	return ko(command, http.StatusBadRequest, reasonIllegalName, "Illegal character found !")
+	return ko(command, http.StatusBadRequest, protocol.ReasonIllegalName, "Illegal character found !")
 }
 
 // fileFailure is the KO of a dataset file that INITFILE or SAVE could not use. In the JSON form, a
@@ -61,9 +62,9 @@ func nameFailure(command string, err error) reply {
 func fileFailure(command string, err error) reply {
 	var fileErr *datafile.FileError
 	if errors.Is(err, datafile.ErrInvalidPath) || errors.As(err, &fileErr) && fileErr.BadName {
-		return ko(command, http.StatusBadRequest, reasonFileError, err.Error())
+		return ko(command, http.StatusBadRequest, protocol.ReasonFileError, err.Error())
 	}
-	return ko(command, http.StatusInternalServerError, reasonIO, err.Error())
+	return ko(command, http.StatusInternalServerError, protocol.ReasonIO, err.Error())
 }
 
 func (s *Server) save(req *request) reply {
@@ -73,7 +74,7 @@ func (s *Server) save(req *request) reply {
 	}
 	lines, err := s.store.Lines(req.ctx, name)
 	if errors.Is(err, store.ErrNotLoaded) {
-		return ko(cmdSave, http.StatusNotFound, reasonNotLoaded, "LinkedList not found !")
+		return ko(cmdSave, http.StatusNotFound, protocol.ReasonNotLoaded, "LinkedList not found !")
 	}
 	if err != nil {
 		return storeFailure(cmdSave, name, err)

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"net/http"
 	"strconv"
+
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // The original's HTML bodies. Nothing is escaped: lines and names go out raw, as the original
@@ -139,9 +141,9 @@ func (s *Server) writeRequestError(w http.ResponseWriter, r *http.Request, e *re
 		writePlain(w, e.status, e.message)
 		return
 	}
-	reason := reasonBadRequest
+	reason := protocol.ReasonBadRequest
 	if e.status == http.StatusRequestEntityTooLarge {
-		reason = reasonTooLarge
+		reason = protocol.ReasonTooLarge
 	}
 	req := &request{json: wantsJSON(r, nil)}
 	s.write(w, req, ko("", e.status, reason, e.message), e.status)

@@ -55,37 +55,6 @@ type failure struct {
 	status  int    // the HTTP status of the JSON form; the HTML form answers 200 as the original
 }
 
-// Reasons of the JSON form, one per kind of failure. The values are protocol's, which clients
-// compare against; the short names are the ones the command code uses.
-const (
-	reasonMissingParameter   = protocol.ReasonMissingParameter
-	reasonInvalidParameter   = protocol.ReasonInvalidParameter
-	reasonIllegalName        = protocol.ReasonIllegalName
-	reasonNameTooLong        = protocol.ReasonNameTooLong
-	reasonNotLoaded          = protocol.ReasonNotLoaded
-	reasonEmpty              = protocol.ReasonEmpty
-	reasonShortList          = protocol.ReasonShortList
-	reasonNoMatch            = protocol.ReasonNoMatch
-	reasonDuplicate          = protocol.ReasonDuplicate
-	reasonRegex              = protocol.ReasonRegex
-	reasonRegexTimeout       = protocol.ReasonRegexTimeout
-	reasonRegexTooComplex    = protocol.ReasonRegexTooComplex
-	reasonRegexTooLong       = protocol.ReasonRegexTooLong
-	reasonRegexTooCostly     = protocol.ReasonRegexTooCostly
-	reasonFileNotFound       = protocol.ReasonFileNotFound
-	reasonFileError          = protocol.ReasonFileError
-	reasonIO                 = protocol.ReasonIO
-	reasonUnknownCommand     = protocol.ReasonUnknownCommand
-	reasonStopDisabled       = protocol.ReasonStopDisabled
-	reasonUnauthorized       = protocol.ReasonUnauthorized
-	reasonBadRequest         = protocol.ReasonBadRequest
-	reasonTooLarge           = protocol.ReasonTooLarge
-	reasonLimit              = protocol.ReasonLimit
-	reasonNotRecorded        = protocol.ReasonNotRecorded
-	reasonUnavailable        = protocol.ReasonUnavailable
-	reasonBackendUnavailable = protocol.ReasonBackendUnavailable
-)
-
 func okReply(command string) reply { return reply{command: command} }
 
 func okValue(command, value string) reply { return reply{command: command, value: &value} }
@@ -97,19 +66,19 @@ func ko(command string, status int, reason, message string) reply {
 }
 
 func koMissing(command, param string) reply {
-	return ko(command, http.StatusBadRequest, reasonMissingParameter, param+" parameter was missing !")
+	return ko(command, http.StatusBadRequest, protocol.ReasonMissingParameter, param+" parameter was missing !")
 }
 
 func koInvalid(command, message string) reply {
-	return ko(command, http.StatusBadRequest, reasonInvalidParameter, message)
+	return ko(command, http.StatusBadRequest, protocol.ReasonInvalidParameter, message)
 }
 
 func koNotLoaded(command, list string) reply {
-	return ko(command, http.StatusNotFound, reasonNotLoaded, list+" not loaded yet !")
+	return ko(command, http.StatusNotFound, protocol.ReasonNotLoaded, list+" not loaded yet !")
 }
 
 func koEmpty(command string) reply {
-	return ko(command, http.StatusNotFound, reasonEmpty, "No more line !")
+	return ko(command, http.StatusNotFound, protocol.ReasonEmpty, "No more line !")
 }
 
 // koLimit refuses a change that would go over the limit named like its flag. A request too big by
@@ -119,9 +88,9 @@ func koLimit(command, limit string, max int64) reply {
 	if limit == store.LimitLineBytes || limit == store.LimitRecordBytes {
 		status = http.StatusRequestEntityTooLarge
 	}
-	return ko(command, status, reasonLimit, fmt.Sprintf("Limit exceeded: %s=%d !", limit, max))
+	return ko(command, status, protocol.ReasonLimit, fmt.Sprintf("Limit exceeded: %s=%d !", limit, max))
 }
 
 func koUnknownCommand() reply {
-	return ko("", http.StatusNotFound, reasonUnknownCommand, "unknown command !")
+	return ko("", http.StatusNotFound, protocol.ReasonUnknownCommand, "unknown command !")
 }

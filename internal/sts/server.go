@@ -16,6 +16,7 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/metrics"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -136,7 +137,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	command := commandOf(req)
 	if !s.authorized(r, req.params) {
-		s.refuse(w, req, ko(command, http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"))
+		s.refuse(w, req, ko(command, http.StatusUnauthorized, protocol.ReasonUnauthorized, "Unauthorized"))
 		return
 	}
 	if rep, refused := s.unavailable(command); refused {
@@ -149,7 +150,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	rep := s.dispatch(req, command)
-	if rep.fail != nil && rep.fail.reason == reasonBackendUnavailable {
+	if rep.fail != nil && rep.fail.reason == protocol.ReasonBackendUnavailable {
 		s.refuse(w, req, rep)
 	} else {
 		s.write(w, req, rep, http.StatusOK)
@@ -172,10 +173,10 @@ func (s *Server) unavailable(command string) (reply, bool) {
 	switch s.phase.Load() {
 	case phaseStarting:
 		if s.cfg.WaitForStartup {
-			return ko(command, http.StatusServiceUnavailable, reasonUnavailable, "Server is starting, retry later !"), true
+			return ko(command, http.StatusServiceUnavailable, protocol.ReasonUnavailable, "Server is starting, retry later !"), true
 		}
 	case phaseStopping:
-		return ko(command, http.StatusServiceUnavailable, reasonUnavailable, "Server is stopping !"), true
+		return ko(command, http.StatusServiceUnavailable, protocol.ReasonUnavailable, "Server is stopping !"), true
 	}
 	return reply{}, false
 }
@@ -196,7 +197,7 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 		params["TOKEN"] = token[len(token)-1]
 	}
 	if s.cfg.MetricsAuth && !s.authorized(r, params) {
-		s.refuse(w, &request{json: wantsJSON(r, nil)}, ko("", http.StatusUnauthorized, reasonUnauthorized, "Unauthorized"))
+		s.refuse(w, &request{json: wantsJSON(r, nil)}, ko("", http.StatusUnauthorized, protocol.ReasonUnauthorized, "Unauthorized"))
 		return
 	}
 	s.metrics.Handler().ServeHTTP(w, r)
