@@ -1,0 +1,184 @@
+package redis
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// benchClients is the concurrency of the benchmarks: a JMeter plan's 64 threads, as in the
+// table server's HTTP benchmarks (internal/sts), and redis-benchmark's -c.
+const benchClients = 64
+
+// BenchmarkStoreVsRedisBenchmark has benchClients goroutines call the store directly (no HTTP:
+// go-redis with autopipelining and the Lua scripts only), alternating three times with
+// `redis-benchmark -t lpop -c 64` on the same redis-server. Metric "x-redis-benchmark": the
+// store's calls per second over redis-benchmark's requests per second; next to the HTTP
+// benchmarks' figure it tells what HTTP costs and what Redis does. "redis-cpu-us/call" is the
+// Redis CPU time of one call, beside "redis-cpu-us/lpop".
+func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
+	if testing.Short() {
+		b.Skip("starts a redis-server")
+	}
+	srv := redistest.Start(b)
+	client, err := Connection{URL: srv.URL()}.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Options{Client: client, KeyPrefix: "bench:"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	for deadline := time.Now().Add(10 * time.Second); !s.Up(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("Redis never answered")
+		}
+	}
+	ctx := context.Background()
+	const rounds, lpops = 3, 20_000
+	for _, c := range []struct {
+		name string
+		pos  store.Position
+		keep bool
+	}{{"ReadFirstKeepFalse", store.First, false}, {"ReadFirstKeepTrue", store.First, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			n := max(b.N, 20_000)
+			lines := make([]string, rounds*n+1000)
+			for i := range lines {
+				lines[i] = fmt.Sprintf("%020d", i)
+			}
+			if err := s.Replace(ctx, c.name, lines, ""); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			var storeRate, lpopRate, storeCPU, lpopCPU float64
+			for range rounds {
+				cpu0 := redisCPU(b, srv)
+				lpopRate += redisBenchmarkLPOP(b, srv, lpops)
+				cpu1 := redisCPU(b, srv)
+				storeRate += callsPerSecond(b, n, func() error {
+					got, err := s.Read(ctx, c.name, c.pos, 1, c.keep, 0)
+					if err == nil && (len(got) != 1 || len(got[0]) != 20) {
+						err = fmt.Errorf("read %q", got)
+					}
+					return err
+				})
+				cpu2 := redisCPU(b, srv)
+				lpopCPU += cpu1 - cpu0
+				storeCPU += cpu2 - cpu1
+			}
+			b.StopTimer()
+			b.ReportMetric(storeRate/rounds, "store-calls/s")
+			b.ReportMetric(lpopRate/rounds, "redis-benchmark-req/s")
+			b.ReportMetric(storeRate/lpopRate, "x-redis-benchmark")
+			b.ReportMetric(storeCPU/float64(rounds*n)*1e6, "redis-cpu-us/call")
+			b.ReportMetric(lpopCPU/float64(rounds*lpops)*1e6, "redis-cpu-us/lpop")
+		})
+	}
+}
+
+// callsPerSecond makes n calls of call from benchClients goroutines and returns their rate.
+func callsPerSecond(b *testing.B, n int, call func() error) float64 {
+	b.Helper()
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range benchClients {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if err := call(); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		b.Fatal(err)
+	}
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// redisCPU is the CPU time srv has used so far (INFO cpu: user and system), in seconds.
+func redisCPU(b *testing.B, srv *redistest.Server) float64 {
+	b.Helper()
+	reply, err := srv.Do("INFO", "cpu")
+	if err != nil {
+		b.Fatal(err)
+	}
+	info, _ := reply.(string)
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		if k, v, _ := strings.Cut(line, ":"); k == "used_cpu_user" || k == "used_cpu_sys" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("INFO cpu %q: %v", line, err)
+			}
+			total += f
+		}
+	}
+	return total
+}
+
+// redisBenchmarkLPOP runs `redis-benchmark -t lpop` with benchClients clients for n requests on
+// srv and returns its requests per second. It pops "mylist", filled first so that every LPOP
+// returns a line like the benchmarks'.
+func redisBenchmarkLPOP(b *testing.B, srv *redistest.Server, n int) float64 {
+	b.Helper()
+	path, err := exec.LookPath("redis-benchmark")
+	if err != nil {
+		if os.Getenv("STS_SKIP_REDIS") == "1" {
+			b.Skip("redis-benchmark is not installed, and STS_SKIP_REDIS=1 skips what needs Redis")
+		}
+		b.Fatal("redis-benchmark is not installed: apt-get install redis-tools (or set STS_SKIP_REDIS=1)")
+	}
+	reply, err := srv.Do("LLEN", "mylist")
+	if err != nil {
+		b.Fatal(err)
+	}
+	have, _ := reply.(int64)
+	for missing := int64(n) + 1000 - have; missing > 0; missing -= 1000 {
+		args := []string{"RPUSH", "mylist"}
+		for i := range min(missing, 1000) {
+			args = append(args, fmt.Sprintf("m%019d", have+i))
+		}
+		if _, err := srv.Do(args...); err != nil {
+			b.Fatal(err)
+		}
+		have += min(missing, 1000)
+	}
+	host, port, _ := strings.Cut(srv.Addr, ":")
+	cmd := exec.Command(path, "-h", host, "-p", port, "-t", "lpop", "-c", strconv.Itoa(benchClients),
+		"-n", strconv.Itoa(n), "--csv")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		b.Fatalf("redis-benchmark: %v\n%s", err, stderr.Bytes())
+	}
+	records, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	for _, rec := range records {
+		if len(rec) >= 2 && rec[0] == "LPOP" {
+			if rps, err := strconv.ParseFloat(rec[1], 64); err == nil && rps > 0 {
+				return rps
+			}
+		}
+	}
+	b.Fatalf("redis-benchmark printed no LPOP requests per second (%v):\n%s", err, out)
+	return 0
+}
