@@ -264,6 +264,8 @@ func (s *settings) checkBackend(set map[string]bool) error {
 		return errors.New("--redis-min-replicas is not supported with --redis-cluster")
 	case s.redis.replicaTimeout <= 0:
 		return errors.New("--redis-min-replicas-timeout must be positive")
+	case strings.ContainsAny(s.redis.keyPrefix, "{}"):
+		return errors.New("--redis-key-prefix must not hold { or }: each list's keys take their Cluster hash tag from {NAME}")
 	case (s.redis.sentinelMaster == "") != (s.redis.sentinelAddrs == ""):
 		return errors.New("--redis-sentinel-master and --redis-sentinel-addrs go together")
 	case s.redis.sentinelMaster != "" && s.redis.cluster:

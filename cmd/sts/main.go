@@ -168,6 +168,9 @@ func openStore(s *settings, log *slog.Logger) (store.Store, *memory.Memory, erro
 		return mem, mem, nil
 	}
 	conn := redisstore.Connection{URL: s.redis.url, CAFile: s.redis.caFile, SentinelMaster: s.redis.sentinelMaster, Cluster: s.redis.cluster}
+	if s.redis.minReplicas > 0 {
+		conn.WaitTimeout = s.redis.replicaTimeout
+	}
 	if s.redis.sentinelAddrs != "" {
 		conn.SentinelAddrs = strings.Split(s.redis.sentinelAddrs, ",")
 	}

@@ -27,6 +27,9 @@ type Connection struct {
 	SentinelAddrs  []string
 	// Cluster makes the URL's host the first node of a Redis Cluster.
 	Cluster bool
+	// WaitTimeout is the longest a command may rightly take on top of Redis' answer: the WAIT of
+	// Options.MinReplicas (its ReplicaTimeout).
+	WaitTimeout time.Duration
 }
 
 // dialTimeout and readTimeout bound a connection attempt and one answer: a Redis that stops
@@ -74,10 +77,13 @@ func (c Connection) Client() (goredis.UniversalClient, error) {
 		TLSConfig:  o.TLSConfig,
 		MasterName: c.SentinelMaster,
 		// A command whose answer was lost may have run: retrying a consuming script would
-		// take a second line and lose the first. The client retries, not the server.
+		// take a second line and lose the first. The client retries, not the server. On Cluster
+		// that means no redirect either (go-redis retries timeouts along with MOVED): a MOVED
+		// is a 503 while the client learns the new slot map.
 		MaxRetries:    -1,
+		MaxRedirects:  -1,
 		DialTimeout:   dialTimeout,
-		ReadTimeout:   readTimeout,
+		ReadTimeout:   readTimeout + c.WaitTimeout,
 		WriteTimeout:  readTimeout,
 		IsClusterMode: c.Cluster,
 		// A client that goes away ends its request to Redis too.

@@ -13,17 +13,18 @@ type keys struct {
 
 func (s *Store) keysOf(name string) keys {
 	tag := name
-	if tag == "" {
-		// An empty tag would hash each whole key, scattering the list's keys over the shards.
-		// The protocol's names are UTF-8 (FILENAME is decoded as such), which never holds 0xFF.
-		tag = emptyNameTag
+	if tag == "" || tag[0] == '}' {
+		// "{}" would be an empty tag, which hashes each whole key and scatters the list's keys
+		// over the shards. The protocol's names are UTF-8 (FILENAME is decoded as such), which
+		// never holds 0xFF, so these keys stay apart from every other name's.
+		tag = noTag + tag
 	}
 	base := s.prefix + "{" + tag + "}"
 	return keys{list: base, meta: base + ":meta", counts: base + ":unique"}
 }
 
-// emptyNameTag is the hash tag of the list named "".
-const emptyNameTag = "\xff"
+// noTag starts the tag of a name that cannot be a hash tag by itself.
+const noTag = "\xff"
 
 // registry is the set of every list's name: STATUS reads it instead of scanning the keyspace.
 // It lives in a slot of its own, so it is written outside the lists' scripts, once, by the

@@ -163,47 +163,56 @@ func (s *Store) Close() error {
 	return s.client.Close()
 }
 
-// run runs a script on the list's keys and returns its reply. A script that changes the list is
-// acknowledged by MinReplicas replicas first, when set.
+// run runs a script on the list's keys and returns its reply. A script that may change the list
+// is acknowledged by MinReplicas replicas first, when set; a reply that says nothing changed (a
+// status other than 0: not loaded, empty, duplicate, ...) needs no acknowledgement.
 func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, changes bool, args ...any) ([]any, error) {
-	var reply []any
-	var err error
-	if changes && s.replicas > 0 {
-		reply, err = s.runAcknowledged(ctx, sc, keys, args)
-	} else {
-		reply, err = sc.Run(ctx, s.cmd, keys, args...).Slice()
+	if !changes || s.replicas == 0 {
+		reply, err := sc.Run(ctx, s.cmd, keys, args...).Slice()
+		return reply, s.failure(err)
 	}
-	return reply, s.failure(err)
+	reply, acked, err := s.runAcknowledged(ctx, sc, keys, args)
+	if err != nil {
+		return nil, s.failure(err)
+	}
+	if status(reply) == 0 && acked < int64(s.replicas) {
+		return nil, fmt.Errorf("%w: %d of %d replicas acknowledged the change", store.ErrNotRecorded, acked, s.replicas)
+	}
+	return reply, nil
 }
 
 // runAcknowledged runs the script and WAIT on one connection, since WAIT counts the replicas
-// holding that connection's writes.
-func (s *Store) runAcknowledged(ctx context.Context, sc *goredis.Script, keys []string, args []any) ([]any, error) {
-	exec := func(eval func(goredis.Pipeliner) *goredis.Cmd) ([]any, error) {
+// holding that connection's writes, and returns the script's reply and WAIT's count.
+func (s *Store) runAcknowledged(ctx context.Context, sc *goredis.Script, keys []string, args []any) ([]any, int64, error) {
+	exec := func(eval func(goredis.Pipeliner) *goredis.Cmd) ([]any, int64, error) {
 		pipe := s.client.Pipeline()
 		result := eval(pipe)
 		acked := pipe.Do(ctx, "wait", s.replicas, s.replWait.Milliseconds())
 		_, _ = pipe.Exec(ctx)
 		reply, err := result.Slice()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		if n, err := acked.Int64(); err != nil || n < int64(s.replicas) {
-			return nil, fmt.Errorf("%w: %d of %d replicas acknowledged the change (%v)", store.ErrNotRecorded, n, s.replicas, err)
+		n, err := acked.Int64()
+		if err != nil {
+			return nil, 0, err
 		}
-		return reply, nil
+		return reply, n, nil
 	}
-	reply, err := exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
+	reply, n, err := exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
 	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Nothing ran: the script is unknown to this Redis (a new master after a failover).
-		reply, err = exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.Eval(ctx, p, keys, args...) })
+		reply, n, err = exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.Eval(ctx, p, keys, args...) })
 	}
-	return reply, err
+	return reply, n, err
 }
 
 // failure maps a Redis error to the store's. The backend's own words are logged, not shown to
-// clients, except where they tell the user what to fix (a key of the wrong type).
+// clients, except where they tell the user what to fix (a key of the wrong type). Only what a
+// retry can get past is store.ErrUnavailable (503): the connection, a Redis loading, failing over
+// or moving slots, refused credentials; any other error Redis answers is the server's (500).
 func (s *Store) failure(err error) error {
+	var reply goredis.Error
 	switch {
 	case err == nil, errors.Is(err, store.ErrNotRecorded):
 		return err
@@ -214,20 +223,38 @@ func (s *Store) failure(err error) error {
 	case goredis.HasErrorPrefix(err, "OOM"):
 		s.log.Error("Redis is full (maxmemory); the change was refused", "error", err)
 		return store.ErrFull
-	case goredis.HasErrorPrefix(err, "NOAUTH"), goredis.HasErrorPrefix(err, "WRONGPASS"):
+	case goredis.HasErrorPrefix(err, "NOAUTH"), goredis.HasErrorPrefix(err, "WRONGPASS"), goredis.HasErrorPrefix(err, "NOPERM"):
 		s.log.Error("Redis refused the credentials", "error", err)
+	case errors.As(err, &reply) && !retryable(err):
+		s.log.Error("Redis refused a request", "error", err)
+		return fmt.Errorf("redis: %w", err)
 	default:
 		s.log.Error("Redis request failed", "error", err)
 	}
 	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 }
 
-// created registers a list that a script reported new, so that Lists finds it without scanning.
-func (s *Store) created(ctx context.Context, name string, flag any) error {
+// retryable reports whether an error Redis answered goes away by itself.
+func retryable(err error) bool {
+	for _, prefix := range []string{"LOADING", "READONLY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN", "MOVED", "ASK", "BUSY", "NOREPLICAS"} {
+		if goredis.HasErrorPrefix(err, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// register puts a list's name in the registry when its script says it is not there yet (flag
+// 1), so that Lists finds it without scanning; the meta hash then records it, so that a failed
+// SADD is tried again by the list's next change instead of leaving the list out for good.
+func (s *Store) register(ctx context.Context, name string, flag any) error {
 	if flag != int64(1) {
 		return nil
 	}
-	return s.failure(s.cmd.SAdd(ctx, s.registry(), name).Err())
+	if err := s.cmd.SAdd(ctx, s.registry(), name).Err(); err != nil {
+		return s.failure(err)
+	}
+	return s.failure(s.cmd.HSet(ctx, s.keysOf(name).meta, "registered", "1").Err())
 }
 
 // status is the first element of a script's reply.
@@ -299,33 +326,36 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 // FIND reads the list in pages that grow from firstPage to maxPage lines, so that a hit near the
 // front (the common case, and the contended one) costs a small read. Between pages the list may
 // change: a line that concurrent consumers move across a page boundary may be missed by one scan
-// (the FIND answers "Not find !"; a retry finds it).
+// (the FIND answers "Not find !"; a retry finds it). takeSlack is how far beyond the index where
+// the scan saw a hit the take looks for it.
 const (
 	firstPage = 64
 	maxPage   = 8192
+	takeSlack = 1024
 )
 
-// Find implements store.Store. Each line the scan accepts is taken with a script that checks it
-// is still there; one that another server took first is passed over for the next match, so that
-// FINDs racing for the same lines make progress instead of scanning again.
+// Find implements store.Store. The first page is read by a script, which says whether the list
+// exists; the next ones with plain LRANGEs, which cost Redis a fifth of a script's page. Each
+// line the scan accepts is taken with a script that checks it is still there; one that another
+// server took first is passed over for the next match, so that FINDs racing for the same lines
+// make progress instead of scanning again.
 func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
 	k := s.keysOf(name)
 	keys := []string{k.list, k.meta, k.counts}
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
-		start, size := 0, firstPage
-		for {
-			reply, err := s.run(ctx, pageScript, keys, false, start, start+size-1)
-			if err != nil {
-				return nil, err
-			}
-			if status(reply) == 1 {
-				return nil, store.ErrNotLoaded
-			}
-			page := lines(reply[1])
-			if start == 0 && len(page) == 0 {
-				return nil, store.ErrEmpty
-			}
-			for _, line := range page {
+		reply, err := s.run(ctx, pageScript, keys, false, 0, firstPage-1)
+		if err != nil {
+			return nil, err
+		}
+		if status(reply) == 1 {
+			return nil, store.ErrNotLoaded
+		}
+		page := lines(reply[1])
+		if len(page) == 0 {
+			return nil, store.ErrEmpty
+		}
+		for start, size := 0, firstPage; ; {
+			for i, line := range page {
 				ok, err := match(line)
 				if err != nil {
 					return nil, err
@@ -333,7 +363,7 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 				if !ok {
 					continue
 				}
-				reply, err := s.run(ctx, takeScript, keys, true, line, flag(keep))
+				reply, err := s.run(ctx, takeScript, keys, true, line, flag(keep), start+i+1+takeSlack)
 				if err != nil {
 					return nil, err
 				}
@@ -346,6 +376,9 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 			}
 			start += size
 			size = min(2*size, maxPage)
+			if page, err = s.cmd.LRange(ctx, k.list, int64(start), int64(start+size-1)).Result(); err != nil {
+				return nil, s.failure(err)
+			}
 		}
 	})
 	if err != nil {
@@ -375,7 +408,7 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 	if err != nil {
 		return err
 	}
-	if err := s.created(ctx, name, reply[1]); err != nil {
+	if err := s.register(ctx, name, reply[1]); err != nil {
 		return err
 	}
 	switch status(reply) {
@@ -394,7 +427,7 @@ func (s *Store) Ensure(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	return s.created(ctx, name, reply[0])
+	return s.register(ctx, name, reply[1])
 }
 
 // Insert implements store.Store.
@@ -434,11 +467,19 @@ func (s *Store) LoadOnce(ctx context.Context, name string, lines []string, diges
 // errKept is a load-once replacement that found the digest already there.
 var errKept = errors.New("kept")
 
-// stagingChunk is how many lines go to Redis in one RPUSH of a bulk change.
-const stagingChunk = 1000
+// stagingChunk is how many lines go to Redis in one RPUSH of a bulk change; stagingTTL how long
+// a staging list outlives a server that died between the upload and the script.
+const (
+	stagingChunk = 1000
+	stagingTTL   = 10 * time.Minute
+)
+
+// errStagingLost is a bulk change whose uploaded lines were not all there when the script ran
+// (a failover in between, or an eviction): nothing was changed, and the client may retry.
+var errStagingLost = fmt.Errorf("%w: the uploaded lines were lost before they could be moved in (a failover?)", store.ErrUnavailable)
 
 // bulk uploads lines into a staging list of the list's slot, then runs sc (Insert or Replace),
-// which moves them in as one change. A staging list expires, in case its server dies mid-way.
+// which checks they are all there and moves them in as one change.
 func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *goredis.Script, args ...any) error {
 	if _, err := s.limits.Measure(lines); err != nil {
 		return err
@@ -456,17 +497,23 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *gored
 				values[j] = line
 			}
 			pipe.RPush(ctx, staging, values...)
+			if i == 0 {
+				pipe.Expire(ctx, staging, stagingTTL)
+			}
 		}
-		pipe.Expire(ctx, staging, time.Hour)
 		if _, err := pipe.Exec(ctx); err != nil {
+			s.dropStaging(staging)
 			return s.failure(err)
 		}
 	}
-	reply, err := s.run(ctx, sc, []string{k.list, k.meta, k.counts, staging}, true, append(args, s.channel(), name)...)
+	args = append(args, len(lines), s.channel(), name)
+	reply, err := s.run(ctx, sc, []string{k.list, k.meta, k.counts, staging}, true, args...)
 	if err != nil {
+		// The script deletes the staging list whenever it runs; not if it never did.
+		s.dropStaging(staging)
 		return err
 	}
-	if err := s.created(ctx, name, reply[1]); err != nil {
+	if err := s.register(ctx, name, reply[1]); err != nil {
 		return err
 	}
 	switch status(reply) {
@@ -474,8 +521,18 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *gored
 		return errKept
 	case 2:
 		return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
+	case 3:
+		return errStagingLost
 	}
 	return nil
+}
+
+// dropStaging deletes a staging list that no script will move in, so that a failed LOAD does not
+// hold its lines (and a full Redis) until the list expires.
+func (s *Store) dropStaging(key string) {
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	_ = s.client.Del(ctx, key).Err()
 }
 
 // Lines implements store.Store.

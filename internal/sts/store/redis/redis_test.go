@@ -73,6 +73,13 @@ func TestConformanceCluster(t *testing.T) {
 		prefix := newPrefix()
 		return open(t, conn, prefix, limits), open(t, conn, prefix, limits)
 	})
+	// Names that cannot be a hash tag by themselves still keep their keys together.
+	s := open(t, conn, newPrefix(), store.Limits{})
+	for _, name := range []string{"", "}x", "}", "{", "{}"} {
+		if err := s.Add(t.Context(), name, "l", store.Last, false); err != nil {
+			t.Errorf("Add to %q on Cluster: %v", name, err)
+		}
+	}
 	for _, node := range cluster.Nodes {
 		if n, err := node.Do("DBSIZE"); err != nil || n == int64(0) {
 			t.Errorf("node %s holds %v keys (%v): the lists did not spread over the shards", node.Addr, n, err)
@@ -108,6 +115,20 @@ func TestWrongTypeIsRefusedAndLeftAlone(t *testing.T) {
 	if v, err := srv.Do("GET", key); v != "not a list" || err != nil {
 		t.Errorf("the string key now holds %v (%v)", v, err)
 	}
+
+	// A companion key of the wrong type stops the script before it takes a line.
+	if err := s.Replace(ctx, "coupons", []string{"c1", "c2"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Do("SET", prefix+"{coupons}:unique", "oops"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(ctx, "coupons", store.First, 2, false, 0); err == nil || !strings.Contains(err.Error(), "{coupons}:unique") {
+		t.Errorf("Read with a string unique index: %v, want an error naming it", err)
+	}
+	if n, _ := srv.Do("LLEN", prefix+"{coupons}"); n != int64(2) {
+		t.Errorf("the list holds %v lines after the refused read, want 2", n)
+	}
 }
 
 // A Redis at maxmemory refuses what would grow it (store.ErrFull, nothing half done) and still
@@ -135,6 +156,31 @@ func TestRedisAtMaxmemory(t *testing.T) {
 	}
 	if err := s.Add(ctx, "big", "after", store.Last, false); err != nil {
 		t.Errorf("an add once lines were consumed: %v", err)
+	}
+}
+
+// With --redis-min-replicas and no replica, a change is not acknowledged (and says so), while an
+// answer that changed nothing is the plain answer.
+func TestMinReplicasWithoutReplica(t *testing.T) {
+	srv := redistest.Start(t)
+	client, err := Connection{URL: srv.URL(), WaitTimeout: 100 * time.Millisecond}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Client: client, KeyPrefix: newPrefix(), MinReplicas: 1, ReplicaTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := t.Context()
+	if _, err := s.Read(ctx, "missing", store.First, 1, false, 0); !errors.Is(err, store.ErrNotLoaded) {
+		t.Errorf("Read of a missing list: %v, want store.ErrNotLoaded", err)
+	}
+	if err := s.Add(ctx, "l", "x", store.Last, false); !errors.Is(err, store.ErrNotRecorded) {
+		t.Errorf("Add without a replica: %v, want store.ErrNotRecorded", err)
+	}
+	if err := s.Add(ctx, "l", "x", store.Last, true); !errors.Is(err, store.ErrDuplicate) {
+		t.Errorf("a duplicate Add: %v, want store.ErrDuplicate", err)
 	}
 }
 

@@ -11,18 +11,31 @@ package redis
 // index KEYS[3] is kept), KEYS[3] the unique index (line -> count), KEYS[4] when present a staging
 // list that a bulk change was uploaded into.
 //
-// Replies are arrays whose first element is a status: 0 done, then the script's own codes.
+// Replies are arrays whose first element is a status: 0 done, then the script's own codes. A
+// script that creates a list replies a second element, 1 while the list's name is not in the
+// registry yet (the server adds it there, then sets the meta hash's "registered").
 
 // prelude is shared by every script.
 const prelude = `
 local list, meta, counts, staging = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
+-- wrongType checks every key the script may write: a list and two hashes, or none yet.
 local function wrongType()
-  local t = redis.call('TYPE', list)['ok']
-  if t ~= 'list' and t ~= 'none' then
-    return redis.error_reply('WRONGTYPE the key ' .. list .. ' holds a ' .. t .. ', not a list: sts changes nothing in it')
+  for key, want in pairs({[list] = 'list', [meta] = 'hash', [counts] = 'hash'}) do
+    local t = redis.call('TYPE', key)['ok']
+    if t ~= want and t ~= 'none' then
+      return redis.error_reply('WRONGTYPE the key ' .. key .. ' holds a ' .. t .. ', not a ' .. want .. ': sts changes nothing in it')
+    end
   end
   return nil
+end
+
+-- create marks the list as existing, and says whether no server has registered its name yet
+-- (in the registry, a key of another slot, which the server then writes).
+local function create()
+  redis.call('HSETNX', meta, 'created', '1')
+  if redis.call('HEXISTS', meta, 'registered') == 1 then return 0 end
+  return 1
 end
 
 local function exists()
@@ -112,25 +125,29 @@ if not exists() then return {1} end
 return {0, redis.call('LRANGE', list, tonumber(ARGV[1]), tonumber(ARGV[2]))}
 `
 
-// scriptTake removes the first occurrence of a line that FIND's scan chose, if it is still
-// there. ARGV: line, keep (1/0). Replies {0} taken, {1} gone (another server took it).
+// scriptTake removes a line that FIND's scan chose, if it is still where the scan saw it or near
+// (lines come and go at the ends, so it can only have moved by what was added at the front).
+// ARGV: line, keep (1/0), how far from the front to look. Replies {0} taken, {1} gone (another
+// server took it, or moved it to the end with KEEP): the scan goes on to its next hit, instead of
+// LREM walking the whole list to the moved copy.
 const scriptTake = prelude + `
 local err = wrongType()
 if err then return err end
 local line = ARGV[1]
-if redis.call('LREM', list, 1, line) == 0 then return {1} end
+if not redis.call('LPOS', list, line, 'MAXLEN', tonumber(ARGV[3])) then return {1} end
+redis.call('LREM', list, 1, line)
 if ARGV[2] == '1' then redis.call('RPUSH', list, line) else unindex({line}) end
 return {0}
 `
 
 // scriptAdd is ADD. ARGV: line, position (F or L), unique (1/0), the most lines a list may hold
-// (0 for no limit), the notification channel, the list's name. Replies {0, created},
-// {1, created} duplicate, {2, created} list full; created is 1 when the list is new.
+// (0 for no limit), the notification channel, the list's name. Replies {0, unregistered},
+// {1, unregistered} duplicate, {2, unregistered} list full.
 const scriptAdd = prelude + `
 local err = wrongType()
 if err then return err end
 local line = ARGV[1]
-local created = redis.call('HSETNX', meta, 'created', '1')
+local created = create()
 if ARGV[3] == '1' then
   if not indexed() then
     local all = redis.call('LRANGE', list, 0, -1)
@@ -147,19 +164,27 @@ notify(ARGV[5], ARGV[6])
 return {0, created}
 `
 
-// scriptEnsure creates an empty list. Replies {created}.
+// scriptEnsure creates an empty list. Replies {0, unregistered}.
 const scriptEnsure = prelude + `
-return {redis.call('HSETNX', meta, 'created', '1')}
+local err = wrongType()
+if err then return err end
+return {0, create()}
 `
 
 // scriptInsert is LOAD FIRST/LAST: the lines staged in KEYS[4] go to the front or the end, in
-// their order. ARGV: position (F or L), the most lines a list may hold, the notification
-// channel, the list's name. Replies {0, created} or {2, created} list full.
+// their order. ARGV: position (F or L), the most lines a list may hold, how many lines were
+// staged, the notification channel, the list's name. Replies {0, unregistered},
+// {2, unregistered} list full, {3, 0} the staged lines are not all there (lost in a failover,
+// or evicted): nothing is changed.
 const scriptInsert = prelude + `
 local err = wrongType()
 if err then return err end
-local created = redis.call('HSETNX', meta, 'created', '1')
 local n = redis.call('LLEN', staging)
+if n ~= tonumber(ARGV[3]) then
+  redis.call('DEL', staging)
+  return {3, 0}
+end
+local created = create()
 local max = tonumber(ARGV[2])
 if max > 0 and redis.call('LLEN', list) + n > max then
   redis.call('DEL', staging)
@@ -172,14 +197,15 @@ if ARGV[1] == 'F' then
 else
   for i = 1, n do redis.call('LMOVE', staging, list, 'LEFT', 'RIGHT') end
 end
-notify(ARGV[3], ARGV[4])
+notify(ARGV[4], ARGV[5])
 return {0, created}
 `
 
 // scriptReplace is INITFILE, LOAD REPLACE and the startup loads: the list becomes the lines
 // staged in KEYS[4] (none staged: empty). ARGV: digest ("" for none), once (1: keep a list whose
-// digest is this one), the most lines a list may hold, the notification channel, the list's name.
-// Replies {0, created}, {1, 0} kept, {2, created} list full.
+// digest is this one), the most lines a list may hold, how many lines were staged, the
+// notification channel, the list's name. Replies {0, unregistered}, {1, 0} kept, {2, 0} list
+// full, {3, 0} the staged lines are not all there: nothing is changed.
 const scriptReplace = prelude + `
 local err = wrongType()
 if err then return err end
@@ -189,12 +215,16 @@ if ARGV[2] == '1' and digest ~= '' and redis.call('HGET', meta, 'digest') == dig
   return {1, 0}
 end
 local n = redis.call('LLEN', staging)
+if n ~= tonumber(ARGV[4]) then
+  redis.call('DEL', staging)
+  return {3, 0}
+end
 local max = tonumber(ARGV[3])
 if max > 0 and n > max then
   redis.call('DEL', staging)
   return {2, 0}
 end
-local created = redis.call('HSETNX', meta, 'created', '1')
+local created = create()
 if n > 0 then
   redis.call('RENAME', staging, list)
   redis.call('PERSIST', list)
@@ -204,7 +234,7 @@ end
 redis.call('DEL', counts)
 redis.call('HDEL', meta, 'indexed')
 if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', meta, 'digest', digest) end
-if n > 0 then notify(ARGV[4], ARGV[5]) end
+if n > 0 then notify(ARGV[5], ARGV[6]) end
 return {0, created}
 `
 
