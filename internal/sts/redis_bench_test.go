@@ -1,15 +1,11 @@
 package sts
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,73 +84,6 @@ func redisLoad(b *testing.B, ts *testServer, name string, lines []string) {
 	if err := ts.store.Replace(context.Background(), name, lines, ""); err != nil {
 		b.Fatalf("loading %d lines into %s: %v", len(lines), name, err)
 	}
-}
-
-// redisCPU is the CPU time the redis-server has used so far (INFO cpu: user and system, all its
-// threads), in seconds.
-func (r *redisRig) redisCPU(b *testing.B) float64 {
-	b.Helper()
-	reply, err := r.redis.Do("INFO", "cpu")
-	if err != nil {
-		b.Fatal(err)
-	}
-	info, _ := reply.(string)
-	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		if k, v, _ := strings.Cut(line, ":"); k == "used_cpu_user" || k == "used_cpu_sys" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu %q: %v", line, err)
-			}
-			total += f
-		}
-	}
-	return total
-}
-
-// redisBenchmarkLPOP runs `redis-benchmark -t lpop` with benchConns clients for n requests on the
-// rig's Redis and returns its requests per second. It pops "mylist", which it fills first with
-// lines like the table server's, so that every LPOP returns one.
-func (r *redisRig) redisBenchmarkLPOP(b *testing.B, n int) float64 {
-	b.Helper()
-	path, err := exec.LookPath("redis-benchmark")
-	if err != nil {
-		if os.Getenv("STS_SKIP_REDIS") == "1" {
-			b.Skip("redis-benchmark is not installed, and STS_SKIP_REDIS=1 skips what needs Redis")
-		}
-		b.Fatal("redis-benchmark is not installed: apt-get install redis-tools (or set STS_SKIP_REDIS=1)")
-	}
-	reply, err := r.redis.Do("LLEN", "mylist")
-	if err != nil {
-		b.Fatal(err)
-	}
-	have, _ := reply.(int64)
-	for missing := int64(n) + 1000 - have; missing > 0; missing -= 1000 {
-		chunk := min(missing, 1000)
-		if _, err := r.redis.Do(append([]string{"RPUSH", "mylist"}, redisLines("m", int(have), int(chunk))...)...); err != nil {
-			b.Fatal(err)
-		}
-		have += chunk
-	}
-	host, port, _ := strings.Cut(r.redis.Addr, ":")
-	cmd := exec.Command(path, "-h", host, "-p", port, "-t", "lpop", "-c", strconv.Itoa(benchConns),
-		"-n", strconv.Itoa(n), "--csv")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("redis-benchmark: %v\n%s", err, stderr.Bytes())
-	}
-	records, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	for _, rec := range records {
-		if len(rec) >= 2 && rec[0] == "LPOP" {
-			if rps, err := strconv.ParseFloat(rec[1], 64); err == nil && rps > 0 {
-				return rps
-			}
-		}
-	}
-	b.Fatalf("redis-benchmark printed no LPOP requests per second (%v):\n%s", err, out)
-	return 0
 }
 
 // redisLoadRate sends n GETs over benchConns keep-alive connections and returns the throughput:
@@ -239,11 +168,11 @@ func BenchmarkRedisVsRedisBenchmark(b *testing.B) {
 		b.ResetTimer()
 		var stsRate, lpopRate, stsCPU, lpopCPU float64
 		for range redisRounds {
-			cpu0 := rig.redisCPU(b)
-			lpopRate += rig.redisBenchmarkLPOP(b, lpops)
-			cpu1 := rig.redisCPU(b)
+			cpu0 := rig.redis.CPU(b)
+			lpopRate += rig.redis.BenchmarkLPOP(b, benchConns, lpops)
+			cpu1 := rig.redis.CPU(b)
 			stsRate += sts(n)
-			cpu2 := rig.redisCPU(b)
+			cpu2 := rig.redis.CPU(b)
 			lpopCPU += cpu1 - cpu0
 			stsCPU += cpu2 - cpu1
 		}
@@ -354,11 +283,11 @@ func BenchmarkRedisReadRandomVsFirst(b *testing.B) {
 			b.ResetTimer()
 			var firstRate, randomRate, firstCPU, randomCPU float64
 			for range redisRounds {
-				cpu0 := rig.redisCPU(b)
+				cpu0 := rig.redis.CPU(b)
 				firstRate += requestsPerSecond(b, client, ts.base+"/sts/READ?FILENAME="+size.name+"&READ_MODE=FIRST&KEEP=TRUE", first, lineBody)
-				cpu1 := rig.redisCPU(b)
+				cpu1 := rig.redis.CPU(b)
 				randomRate += requestsPerSecond(b, client, ts.base+"/sts/READ?FILENAME="+size.name+"&READ_MODE=RANDOM&KEEP=TRUE", random, lineBody)
-				cpu2 := rig.redisCPU(b)
+				cpu2 := rig.redis.CPU(b)
 				firstCPU += cpu1 - cpu0
 				randomCPU += cpu2 - cpu1
 			}
@@ -389,11 +318,11 @@ func BenchmarkRedisServers(b *testing.B) {
 	b.ResetTimer()
 	for range redisRounds {
 		for k := range servers {
-			cpu0, start := rig.redisCPU(b), time.Now()
+			cpu0, start := rig.redis.CPU(b), time.Now()
 			rate[k] += redisLoadRate(b, client, n, lineBody, func(conn int, _ int64) string {
 				return servers[conn%(k+1)].base + "/sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE"
 			}, nil)
-			cpu[k] += (rig.redisCPU(b) - cpu0) / time.Since(start).Seconds()
+			cpu[k] += (rig.redis.CPU(b) - cpu0) / time.Since(start).Seconds()
 		}
 	}
 	b.StopTimer()

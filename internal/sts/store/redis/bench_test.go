@@ -1,14 +1,8 @@
 package redis
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"fmt"
-	"os"
-	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -66,9 +60,9 @@ func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
 			b.ResetTimer()
 			var storeRate, lpopRate, storeCPU, lpopCPU float64
 			for range rounds {
-				cpu0 := redisCPU(b, srv)
-				lpopRate += redisBenchmarkLPOP(b, srv, lpops)
-				cpu1 := redisCPU(b, srv)
+				cpu0 := srv.CPU(b)
+				lpopRate += srv.BenchmarkLPOP(b, benchClients, lpops)
+				cpu1 := srv.CPU(b)
 				storeRate += callsPerSecond(b, n, func() error {
 					got, err := s.Read(ctx, c.name, c.pos, 1, c.keep, 0)
 					if err == nil && (len(got) != 1 || len(got[0]) != 20) {
@@ -76,7 +70,7 @@ func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
 					}
 					return err
 				})
-				cpu2 := redisCPU(b, srv)
+				cpu2 := srv.CPU(b)
 				lpopCPU += cpu1 - cpu0
 				storeCPU += cpu2 - cpu1
 			}
@@ -112,73 +106,4 @@ func callsPerSecond(b *testing.B, n int, call func() error) float64 {
 		b.Fatal(err)
 	}
 	return float64(n) / time.Since(start).Seconds()
-}
-
-// redisCPU is the CPU time srv has used so far (INFO cpu: user and system), in seconds.
-func redisCPU(b *testing.B, srv *redistest.Server) float64 {
-	b.Helper()
-	reply, err := srv.Do("INFO", "cpu")
-	if err != nil {
-		b.Fatal(err)
-	}
-	info, _ := reply.(string)
-	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		if k, v, _ := strings.Cut(line, ":"); k == "used_cpu_user" || k == "used_cpu_sys" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu %q: %v", line, err)
-			}
-			total += f
-		}
-	}
-	return total
-}
-
-// redisBenchmarkLPOP runs `redis-benchmark -t lpop` with benchClients clients for n requests on
-// srv and returns its requests per second. It pops "mylist", filled first so that every LPOP
-// returns a line like the benchmarks'.
-func redisBenchmarkLPOP(b *testing.B, srv *redistest.Server, n int) float64 {
-	b.Helper()
-	path, err := exec.LookPath("redis-benchmark")
-	if err != nil {
-		if os.Getenv("STS_SKIP_REDIS") == "1" {
-			b.Skip("redis-benchmark is not installed, and STS_SKIP_REDIS=1 skips what needs Redis")
-		}
-		b.Fatal("redis-benchmark is not installed: apt-get install redis-tools (or set STS_SKIP_REDIS=1)")
-	}
-	reply, err := srv.Do("LLEN", "mylist")
-	if err != nil {
-		b.Fatal(err)
-	}
-	have, _ := reply.(int64)
-	for missing := int64(n) + 1000 - have; missing > 0; missing -= 1000 {
-		args := []string{"RPUSH", "mylist"}
-		for i := range min(missing, 1000) {
-			args = append(args, fmt.Sprintf("m%019d", have+i))
-		}
-		if _, err := srv.Do(args...); err != nil {
-			b.Fatal(err)
-		}
-		have += min(missing, 1000)
-	}
-	host, port, _ := strings.Cut(srv.Addr, ":")
-	cmd := exec.Command(path, "-h", host, "-p", port, "-t", "lpop", "-c", strconv.Itoa(benchClients),
-		"-n", strconv.Itoa(n), "--csv")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		b.Fatalf("redis-benchmark: %v\n%s", err, stderr.Bytes())
-	}
-	records, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
-	for _, rec := range records {
-		if len(rec) >= 2 && rec[0] == "LPOP" {
-			if rps, err := strconv.ParseFloat(rec[1], 64); err == nil && rps > 0 {
-				return rps
-			}
-		}
-	}
-	b.Fatalf("redis-benchmark printed no LPOP requests per second (%v):\n%s", err, out)
-	return 0
 }

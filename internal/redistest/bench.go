@@ -1,0 +1,75 @@
+package redistest
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// CPU is the CPU time the server has used so far (INFO cpu: user and system, all its threads), in
+// seconds: the difference over a run is what the run cost Redis.
+func (s *Server) CPU(t testing.TB) float64 {
+	t.Helper()
+	reply, err := s.Do("INFO", "cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := reply.(string)
+	var total float64
+	for _, line := range strings.Split(info, "\r\n") {
+		if k, v, _ := strings.Cut(line, ":"); k == "used_cpu_user" || k == "used_cpu_sys" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatalf("INFO cpu %q: %v", line, err)
+			}
+			total += f
+		}
+	}
+	return total
+}
+
+// BenchmarkLPOP runs `redis-benchmark -t lpop` with clients connections for n requests on the
+// server and returns its requests per second: the baseline the table server's figures are
+// ratios of. It pops "mylist", which it fills first with 20-byte lines, so that every LPOP
+// returns one (redis-benchmark alone would pop an empty list).
+func (s *Server) BenchmarkLPOP(t testing.TB, clients, n int) float64 {
+	t.Helper()
+	path := requireBinary(t, "redis-benchmark")
+	reply, err := s.Do("LLEN", "mylist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	have, _ := reply.(int64)
+	for missing := int64(n) + 1000 - have; missing > 0; missing -= 1000 {
+		args := []string{"RPUSH", "mylist"}
+		for i := range min(missing, 1000) {
+			args = append(args, fmt.Sprintf("m%019d", have+i))
+		}
+		if _, err := s.Do(args...); err != nil {
+			t.Fatal(err)
+		}
+		have += min(missing, 1000)
+	}
+	host, port, _ := strings.Cut(s.Addr, ":")
+	cmd := exec.Command(path, "-h", host, "-p", port, "-t", "lpop", "-c", strconv.Itoa(clients), "-n", strconv.Itoa(n), "--csv")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("redis-benchmark: %v\n%s", err, stderr.Bytes())
+	}
+	records, err := csv.NewReader(bytes.NewReader(out)).ReadAll()
+	for _, rec := range records {
+		if len(rec) >= 2 && rec[0] == "LPOP" {
+			if rps, err := strconv.ParseFloat(rec[1], 64); err == nil && rps > 0 {
+				return rps
+			}
+		}
+	}
+	t.Fatalf("redis-benchmark printed no LPOP requests per second (%v):\n%s", err, out)
+	return 0
+}
