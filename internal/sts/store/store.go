@@ -74,7 +74,9 @@ type Matcher func(line string) (bool, error)
 // is atomic with respect to the list it touches, across every process that shares the backend.
 // A change returns only once it is durable in the backend's own sense (the journal, replica
 // acknowledgements); otherwise ErrNotRecorded. A backend that cannot be reached answers
-// ErrUnavailable. Every call ends when ctx does.
+// ErrUnavailable. A wait ends when ctx does; a command already sent to a remote backend is
+// waited for (bounded by the backend's own timeouts), since its answer says whether a line was
+// consumed.
 type Store interface {
 	// Length reports how many lines the list holds; ErrNotLoaded if there is no such list.
 	Length(ctx context.Context, name string) (int, error)
