@@ -58,6 +58,13 @@ func (e *ShortListError) Error() string {
 	return fmt.Sprintf("store: %d lines asked for, the list has %d", e.Want, e.Have)
 }
 
+// CanWait reports whether a read that failed with err may wait for lines (Read and Find with a
+// positive wait): the list is missing, empty, too short or holds no match yet.
+func CanWait(err error) bool {
+	var short *ShortListError
+	return errors.Is(err, ErrNotLoaded) || errors.Is(err, ErrEmpty) || errors.Is(err, ErrNoMatch) || errors.As(err, &short)
+}
+
 // ListInfo describes one list, as Lists reports it.
 type ListInfo struct {
 	Name   string

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -43,12 +42,6 @@ func (t taken) result() ([]string, error) {
 	return t.lines, nil
 }
 
-// canWaitFor reports whether a read that failed with err may wait for lines.
-func canWaitFor(err error) bool {
-	var short *store.ShortListError
-	return errors.Is(err, store.ErrNotLoaded) || errors.Is(err, store.ErrEmpty) || errors.Is(err, store.ErrNoMatch) || errors.As(err, &short)
-}
-
 // take runs a read, waiting up to wait for the list to be able to satisfy it.
 func (m *Memory) take(ctx context.Context, name string, req takeRequest, wait time.Duration) ([]string, error) {
 	waiting := wait > 0 && !m.waitsOver()
@@ -62,7 +55,7 @@ func (m *Memory) take(ctx context.Context, name string, req takeRequest, wait ti
 		return nil, store.ErrNotLoaded
 	}
 	lines, c, err := m.takeLocked(l, &req)
-	if err == nil || !waiting || !canWaitFor(err) {
+	if err == nil || !waiting || !store.CanWait(err) {
 		l.mu.Unlock()
 		return taken{lines, c, err}.result()
 	}
@@ -122,7 +115,7 @@ func (m *Memory) serveWaiters(l *list, added []string) {
 			t.err = err
 		}
 		if t.err == nil {
-			if t.lines, t.commit, t.err = m.takeLocked(l, &w.req); t.err != nil && canWaitFor(t.err) {
+			if t.lines, t.commit, t.err = m.takeLocked(l, &w.req); t.err != nil && store.CanWait(t.err) {
 				i++
 				continue
 			}

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -70,12 +69,6 @@ func (w *waits) arrived(name string) {
 	}
 }
 
-// canWaitFor reports whether a read that failed with err may wait for lines.
-func canWaitFor(err error) bool {
-	var short *store.ShortListError
-	return errors.Is(err, store.ErrNotLoaded) || errors.Is(err, store.ErrEmpty) || errors.Is(err, store.ErrNoMatch) || errors.As(err, &short)
-}
-
 // waitFor runs try until it succeeds with an answer no waiting changes, wait runs out, ctx ends or
 // the waits are ended; each try after the first follows a notification or pollInterval.
 func (s *Store) waitFor(ctx context.Context, name string, wait time.Duration, try func() ([]string, error)) ([]string, error) {
@@ -90,7 +83,7 @@ func (s *Store) waitFor(ctx context.Context, name string, wait time.Duration, tr
 		wk := s.waits.join(name)
 		lines, err := try()
 		remaining := time.Until(deadline)
-		if !canWaitFor(err) || remaining <= 0 {
+		if !store.CanWait(err) || remaining <= 0 {
 			s.waits.leave(name, wk)
 			return lines, err
 		}
