@@ -203,8 +203,9 @@ func backendName(s *settings) string {
 	return "memory"
 }
 
-// backendRetry is how often startup tries again to reach a shared backend that does not answer.
-const backendRetry = time.Second
+// backendPoll is how often startup looks whether a shared backend answers yet (the store's own
+// health check pings it).
+const backendPoll = 100 * time.Millisecond
 
 // start restores the state, if there is a state directory, or waits for a shared backend to
 // answer, then loads the startup lists; the server is then ready. The journal it returns
@@ -219,7 +220,7 @@ func start(ctx context.Context, s *settings, srv *sts.Server, st store.Store, me
 			select {
 			case <-ctx.Done():
 				return nil, ctx.Err()
-			case <-time.After(backendRetry / 10):
+			case <-time.After(backendPoll):
 			}
 		}
 	}

@@ -26,6 +26,10 @@ func (s *Store) keysOf(name string) keys {
 // noTag starts the tag of a name that cannot be a hash tag by itself.
 const noTag = "\xff"
 
+// scriptKeys are the KEYS of the scripts that touch one list (scripts.go); a bulk change adds
+// its staging list.
+func (k keys) scriptKeys() []string { return []string{k.list, k.meta, k.counts} }
+
 // registry is the set of every list's name: STATUS reads it instead of scanning the keyspace.
 // It lives in a slot of its own, so it is written outside the lists' scripts, once, by the
 // server that created the list.

@@ -263,7 +263,7 @@ func status(reply []any) int64 {
 	return n
 }
 
-// strings converts the lines of a reply.
+// lines converts the lines of a reply.
 func lines(v any) []string {
 	items, _ := v.([]any)
 	out := make([]string, len(items))
@@ -279,7 +279,7 @@ var positions = map[store.Position]string{store.First: "F", store.Last: "L", sto
 // Length implements store.Store.
 func (s *Store) Length(ctx context.Context, name string) (int, error) {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, lengthScript, []string{k.list, k.meta, k.counts}, false)
+	reply, err := s.run(ctx, lengthScript, k.scriptKeys(), false)
 	if err != nil {
 		return 0, err
 	}
@@ -306,7 +306,7 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 				args = append(args, mathrand.Float64())
 			}
 		}
-		reply, err := s.run(ctx, readScript, []string{k.list, k.meta, k.counts}, true, args...)
+		reply, err := s.run(ctx, readScript, k.scriptKeys(), true, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +341,7 @@ const (
 // make progress instead of scanning again.
 func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
 	k := s.keysOf(name)
-	keys := []string{k.list, k.meta, k.counts}
+	keys := k.scriptKeys()
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
 		reply, err := s.run(ctx, pageScript, keys, false, 0, firstPage-1)
 		if err != nil {
@@ -403,7 +403,7 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 		return &store.LimitError{Limit: store.LimitLineBytes, Max: max}
 	}
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, addScript, []string{k.list, k.meta, k.counts}, true,
+	reply, err := s.run(ctx, addScript, k.scriptKeys(), true,
 		line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name)
 	if err != nil {
 		return err
@@ -423,7 +423,7 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 // Ensure implements store.Store.
 func (s *Store) Ensure(ctx context.Context, name string) error {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, ensureScript, []string{k.list, k.meta, k.counts}, true)
+	reply, err := s.run(ctx, ensureScript, k.scriptKeys(), true)
 	if err != nil {
 		return err
 	}
@@ -507,7 +507,7 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *gored
 		}
 	}
 	args = append(args, len(lines), s.channel(), name)
-	reply, err := s.run(ctx, sc, []string{k.list, k.meta, k.counts, staging}, true, args...)
+	reply, err := s.run(ctx, sc, append(k.scriptKeys(), staging), true, args...)
 	if err != nil {
 		// The script deletes the staging list whenever it runs; not if it never did.
 		s.dropStaging(staging)
@@ -538,7 +538,7 @@ func (s *Store) dropStaging(key string) {
 // Lines implements store.Store.
 func (s *Store) Lines(ctx context.Context, name string) ([]string, error) {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, linesScript, []string{k.list, k.meta, k.counts}, false)
+	reply, err := s.run(ctx, linesScript, k.scriptKeys(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -551,7 +551,7 @@ func (s *Store) Lines(ctx context.Context, name string) ([]string, error) {
 // Reset implements store.Store.
 func (s *Store) Reset(ctx context.Context, name string) (bool, error) {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, resetScript, []string{k.list, k.meta, k.counts}, true)
+	reply, err := s.run(ctx, resetScript, k.scriptKeys(), true)
 	if err != nil {
 		return false, err
 	}

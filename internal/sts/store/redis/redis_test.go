@@ -13,6 +13,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/storetest"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // prefixes numbers the key prefixes of the stores made on one Redis, so that each test's lists
@@ -31,13 +32,7 @@ func open(t testing.TB, conn Connection, prefix string, limits store.Limits) *St
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.Up() {
-		if time.Now().After(deadline) {
-			t.Fatal("Redis never answered")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Until(t, 10*time.Second, 10*time.Millisecond, "Redis to answer", s.Up)
 	return s
 }
 
