@@ -10,9 +10,9 @@ import (
 	"testing"
 )
 
-// CPU is the CPU time the server has used so far (INFO cpu: user and system, all its threads), in
+// cpu is the CPU time the server has used so far (INFO cpu: user and system, all its threads), in
 // seconds: the difference over a run is what the run cost Redis.
-func (s *Server) CPU(t testing.TB) float64 {
+func (s *Server) cpu(t testing.TB) float64 {
 	t.Helper()
 	reply, err := s.Do("INFO", "cpu")
 	if err != nil {
@@ -30,6 +30,15 @@ func (s *Server) CPU(t testing.TB) float64 {
 		}
 	}
 	return total
+}
+
+// Costs runs load, which returns the rate it achieved, and returns that rate with the Redis CPU
+// time (seconds) the run cost: how benchmarks tell what a request costs Redis.
+func (s *Server) Costs(t testing.TB, load func() float64) (rate, cpu float64) {
+	t.Helper()
+	before := s.cpu(t)
+	rate = load()
+	return rate, s.cpu(t) - before
 }
 
 // BenchmarkLPOP runs `redis-benchmark -t lpop` with clients connections for n requests on the

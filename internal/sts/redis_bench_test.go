@@ -168,13 +168,10 @@ func BenchmarkRedisVsRedisBenchmark(b *testing.B) {
 		b.ResetTimer()
 		var stsRate, lpopRate, stsCPU, lpopCPU float64
 		for range redisRounds {
-			cpu0 := rig.redis.CPU(b)
-			lpopRate += rig.redis.BenchmarkLPOP(b, benchConns, lpops)
-			cpu1 := rig.redis.CPU(b)
-			stsRate += sts(n)
-			cpu2 := rig.redis.CPU(b)
-			lpopCPU += cpu1 - cpu0
-			stsCPU += cpu2 - cpu1
+			rate, cpu := rig.redis.Costs(b, func() float64 { return rig.redis.BenchmarkLPOP(b, benchConns, lpops) })
+			lpopRate, lpopCPU = lpopRate+rate, lpopCPU+cpu
+			rate, cpu = rig.redis.Costs(b, func() float64 { return sts(n) })
+			stsRate, stsCPU = stsRate+rate, stsCPU+cpu
 		}
 		b.StopTimer()
 		b.ReportMetric(stsRate/redisRounds, "sts-req/s")
@@ -283,13 +280,14 @@ func BenchmarkRedisReadRandomVsFirst(b *testing.B) {
 			b.ResetTimer()
 			var firstRate, randomRate, firstCPU, randomCPU float64
 			for range redisRounds {
-				cpu0 := rig.redis.CPU(b)
-				firstRate += requestsPerSecond(b, client, ts.base+"/sts/READ?FILENAME="+size.name+"&READ_MODE=FIRST&KEEP=TRUE", first, lineBody)
-				cpu1 := rig.redis.CPU(b)
-				randomRate += requestsPerSecond(b, client, ts.base+"/sts/READ?FILENAME="+size.name+"&READ_MODE=RANDOM&KEEP=TRUE", random, lineBody)
-				cpu2 := rig.redis.CPU(b)
-				firstCPU += cpu1 - cpu0
-				randomCPU += cpu2 - cpu1
+				rate, cpu := rig.redis.Costs(b, func() float64 {
+					return requestsPerSecond(b, client, ts.base+"/sts/READ?FILENAME="+size.name+"&READ_MODE=FIRST&KEEP=TRUE", first, lineBody)
+				})
+				firstRate, firstCPU = firstRate+rate, firstCPU+cpu
+				rate, cpu = rig.redis.Costs(b, func() float64 {
+					return requestsPerSecond(b, client, ts.base+"/sts/READ?FILENAME="+size.name+"&READ_MODE=RANDOM&KEEP=TRUE", random, lineBody)
+				})
+				randomRate, randomCPU = randomRate+rate, randomCPU+cpu
 			}
 			b.StopTimer()
 			b.ReportMetric(firstRate/redisRounds, "first-req/s")
@@ -318,11 +316,14 @@ func BenchmarkRedisServers(b *testing.B) {
 	b.ResetTimer()
 	for range redisRounds {
 		for k := range servers {
-			cpu0, start := rig.redis.CPU(b), time.Now()
-			rate[k] += redisLoadRate(b, client, n, lineBody, func(conn int, _ int64) string {
-				return servers[conn%(k+1)].base + "/sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE"
-			}, nil)
-			cpu[k] += (rig.redis.CPU(b) - cpu0) / time.Since(start).Seconds()
+			start := time.Now()
+			r, c := rig.redis.Costs(b, func() float64 {
+				return redisLoadRate(b, client, n, lineBody, func(conn int, _ int64) string {
+					return servers[conn%(k+1)].base + "/sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE"
+				}, nil)
+			})
+			rate[k] += r
+			cpu[k] += c / time.Since(start).Seconds()
 		}
 	}
 	b.StopTimer()

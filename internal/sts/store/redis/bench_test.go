@@ -60,19 +60,18 @@ func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
 			b.ResetTimer()
 			var storeRate, lpopRate, storeCPU, lpopCPU float64
 			for range rounds {
-				cpu0 := srv.CPU(b)
-				lpopRate += srv.BenchmarkLPOP(b, benchClients, lpops)
-				cpu1 := srv.CPU(b)
-				storeRate += callsPerSecond(b, n, func() error {
-					got, err := s.Read(ctx, c.name, c.pos, 1, c.keep, 0)
-					if err == nil && (len(got) != 1 || len(got[0]) != 20) {
-						err = fmt.Errorf("read %q", got)
-					}
-					return err
+				rate, cpu := srv.Costs(b, func() float64 { return srv.BenchmarkLPOP(b, benchClients, lpops) })
+				lpopRate, lpopCPU = lpopRate+rate, lpopCPU+cpu
+				rate, cpu = srv.Costs(b, func() float64 {
+					return callsPerSecond(b, n, func() error {
+						got, err := s.Read(ctx, c.name, c.pos, 1, c.keep, 0)
+						if err == nil && (len(got) != 1 || len(got[0]) != 20) {
+							err = fmt.Errorf("read %q", got)
+						}
+						return err
+					})
 				})
-				cpu2 := srv.CPU(b)
-				lpopCPU += cpu1 - cpu0
-				storeCPU += cpu2 - cpu1
+				storeRate, storeCPU = storeRate+rate, storeCPU+cpu
 			}
 			b.StopTimer()
 			b.ReportMetric(storeRate/rounds, "store-calls/s")
