@@ -16,7 +16,7 @@ import (
 // lock: INITFILE reads the whole file before it replaces the list, SAVE writes a copy.
 
 func (s *Server) initFile(req *request) reply {
-	lines, _, fail := s.readDatasetFile(req.list)
+	lines, _, fail := s.readDatasetFile(req.list, false)
 	if fail != nil {
 		return *fail
 	}
@@ -29,13 +29,21 @@ func (s *Server) initFile(req *request) reply {
 }
 
 // readDatasetFile reads the dataset file name, for INITFILE and the startup loading of
-// initFileAtStartup: its lines and the SHA-256 (hex) of its content, or INITFILE's KO.
-func (s *Server) readDatasetFile(name string) ([]string, string, *reply) {
+// initFileAtStartup: its lines and, with digest (a startup source), the SHA-256 (hex) of its
+// content, or INITFILE's KO.
+func (s *Server) readDatasetFile(name string, digest bool) ([]string, string, *reply) {
 	fail := func(rep reply) ([]string, string, *reply) { return nil, "", &rep }
 	if err := datafile.ValidateName(name); err != nil {
 		return fail(nameFailure(cmdInitFile, err))
 	}
-	lines, sum, err := datafile.ReadLines(s.cfg.DatasetDir, name, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+	var lines []string
+	var sum string
+	var err error
+	if digest {
+		lines, sum, err = datafile.ReadLinesDigest(s.cfg.DatasetDir, name, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+	} else {
+		lines, err = datafile.ReadLines(s.cfg.DatasetDir, name, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+	}
 	var tooLarge *datafile.TooLargeError
 	switch {
 	case errors.Is(err, datafile.ErrFileNotFound):

@@ -32,7 +32,7 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 		fail("Could not list the init files", "", sourceInitFiles, err.Error())
 	}
 	for _, name := range names {
-		lines, sum, rep := s.readDatasetFile(name)
+		lines, sum, rep := s.readDatasetFile(name, true)
 		if rep == nil {
 			loaded := s.loadOnce(ctx, name, lines, sum, filepath.Join(s.cfg.DatasetDir, name))
 			rep = &loaded

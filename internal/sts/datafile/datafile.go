@@ -137,9 +137,20 @@ func (e *TooLargeError) Error() string {
 // file that does not exist, or a name holding NUL, gives ErrFileNotFound; a
 // file that exists but cannot be read (a directory, including dir itself for
 // the name "", or an unreadable file) gives a *FileError; a file of more than
-// maxBytes bytes, if maxBytes > 0, a *TooLargeError. It also returns the
-// SHA-256 of the file's bytes (hex), as ReadLinesFrom does.
-func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, string, error) {
+// maxBytes bytes, if maxBytes > 0, a *TooLargeError.
+func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, error) {
+	lines, _, err := readDatasetFile(dir, name, cs, maxBytes, false)
+	return lines, err
+}
+
+// ReadLinesDigest is ReadLines for a startup source (initFileAtStartup): it
+// also returns the SHA-256 of the file's bytes (hex), as ReadLinesFrom does.
+func ReadLinesDigest(dir, name string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
+	return readDatasetFile(dir, name, cs, maxBytes, true)
+}
+
+// readDatasetFile reads the file name of the dataset directory dir.
+func readDatasetFile(dir, name string, cs Charset, maxBytes int64, digest bool) ([]string, string, error) {
 	if strings.ContainsRune(name, 0) {
 		return nil, "", ErrFileNotFound
 	}
@@ -147,30 +158,33 @@ func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, string, 
 	if shown == "" {
 		shown = "."
 	}
-	return readLines(filepath.Join(dir, name), shown, cs, maxBytes)
+	return readLines(filepath.Join(dir, name), shown, cs, maxBytes, digest)
 }
 
 // ReadLinesFrom reads any file and splits it into lines, with the errors of
 // ReadLines; a *FileError shows path as given. It also returns the SHA-256 of
 // the file's bytes (hex), by which a startup source is told apart from another.
 func ReadLinesFrom(path string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
-	return readLines(path, path, cs, maxBytes)
+	return readLines(path, path, cs, maxBytes, true)
 }
 
-// readLines reads the file at path, splits it and hashes it; errors show the
-// path as shown.
-func readLines(path, shown string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
+// readLines reads the file at path and splits it, and with digest hashes it;
+// errors show the path as shown.
+func readLines(path, shown string, cs Charset, maxBytes int64, digest bool) (lines []string, sha256Hex string, err error) {
 	content, err := readContent(path, shown, maxBytes)
 	if err != nil {
 		return nil, "", err
+	}
+	if !digest {
+		return SplitLines(cs.Decode(content)), "", nil
 	}
 	// Hashing costs about what splitting does: do both at once. The hash reads
 	// the string's bytes in place, which nothing writes.
 	sum := make(chan [sha256.Size]byte, 1)
 	go func() { sum <- sha256.Sum256(unsafe.Slice(unsafe.StringData(content), len(content))) }()
 	lines = SplitLines(cs.Decode(content))
-	digest := <-sum
-	return lines, hex.EncodeToString(digest[:]), nil
+	hash := <-sum
+	return lines, hex.EncodeToString(hash[:]), nil
 }
 
 // readContent reads the file at path, a regular file of at most maxBytes

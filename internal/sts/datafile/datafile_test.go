@@ -111,7 +111,7 @@ func TestReadLinesDecodes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _, err := ReadLines(dir, "data.csv", cs, 0)
+			got, err := ReadLines(dir, "data.csv", cs, 0)
 			if err != nil || !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("ReadLines = %q, %v; want %q", got, err, tc.want)
 			}
@@ -141,7 +141,7 @@ func TestReadLinesErrors(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			lines, _, err := ReadLines(dir, tc.name, Charset{}, 0)
+			lines, err := ReadLines(dir, tc.name, Charset{}, 0)
 			if lines != nil || !reflect.DeepEqual(err, tc.want) {
 				t.Errorf("ReadLines(%q) = %q, %v; want %v", tc.name, lines, err, tc.want)
 			}
@@ -158,7 +158,7 @@ func TestReadLinesPermissionDenied(t *testing.T) {
 	}
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "secret.csv"), []byte("x"), 0o000))
-	_, _, err := ReadLines(dir, "secret.csv", Charset{}, 0)
+	_, err := ReadLines(dir, "secret.csv", Charset{}, 0)
 	if want := (&FileError{Path: "secret.csv", Reason: "Permission denied"}); !reflect.DeepEqual(err, want) {
 		t.Errorf("ReadLines = %v, want %v", err, want)
 	}
@@ -203,10 +203,10 @@ func TestReadLinesFrom(t *testing.T) {
 func TestReadLinesRefusesTooLargeFiles(t *testing.T) {
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "f.csv"), []byte("0123456789"), 0o644))
-	if got, _, err := ReadLines(dir, "f.csv", Charset{}, 10); err != nil || len(got) != 1 {
+	if got, err := ReadLines(dir, "f.csv", Charset{}, 10); err != nil || len(got) != 1 {
 		t.Errorf("a file of the limit's size: %q, %v", got, err)
 	}
-	if _, _, err := ReadLines(dir, "f.csv", Charset{}, 9); !reflect.DeepEqual(err, &TooLargeError{Size: 10, Max: 9}) {
+	if _, err := ReadLines(dir, "f.csv", Charset{}, 9); !reflect.DeepEqual(err, &TooLargeError{Size: 10, Max: 9}) {
 		t.Errorf("a file over the limit: %v", err)
 	}
 }

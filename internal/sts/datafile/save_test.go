@@ -51,7 +51,7 @@ func TestSaveRoundTrips(t *testing.T) {
 			cs, err := LookupCharset(charset)
 			must(t, err)
 			must(t, Save(dir, "data.csv", lines, cs))
-			got, _, err := ReadLines(dir, "data.csv", cs, 0)
+			got, err := ReadLines(dir, "data.csv", cs, 0)
 			if err != nil || !reflect.DeepEqual(got, lines) {
 				t.Errorf("read back %q, %v; want %q", got, err, lines)
 			}
