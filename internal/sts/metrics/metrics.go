@@ -157,11 +157,14 @@ func (c *listCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	gauge := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
 	gauge(c.waiting, float64(c.st.Waiting()))
-	name, up := "memory", true
+	name, up := "memory", 1.0
 	if h, ok := c.st.(store.Health); ok {
-		name, up = h.Name(), h.Up()
+		name = h.Name()
+		if !h.Up() {
+			up = 0
+		}
 	}
-	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, map[bool]float64{true: 1}[up], name)
+	ch <- prometheus.MustNewConstMetric(c.up, prometheus.GaugeValue, up, name)
 	if sizer, ok := c.st.(store.Sizer); ok {
 		gauge(c.bytes, float64(sizer.Bytes()))
 	}
