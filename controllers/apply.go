@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,7 +33,40 @@ func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha
 	if err := r.applyService(ctx, sts, Service(sts)); err != nil {
 		return nil, err
 	}
+	if err := r.applyDisruptionBudget(ctx, sts, PodDisruptionBudget(sts)); err != nil {
+		return nil, err
+	}
 	return r.applyDeployment(ctx, sts, src, blocked)
+}
+
+// applyDisruptionBudget creates or updates the budget of several replicas, and deletes it when
+// the resource went back to one.
+func (r *SimpleTableServerReconciler) applyDisruptionBudget(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired *policyv1.PodDisruptionBudget) error {
+	var pdb policyv1.PodDisruptionBudget
+	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, &pdb)
+	switch {
+	case apierrors.IsNotFound(err) && desired == nil:
+		return nil
+	case apierrors.IsNotFound(err):
+		return r.create(ctx, sts, desired)
+	case err != nil:
+		return fmt.Errorf("while getting PodDisruptionBudget %q: %w", sts.Name, err)
+	}
+	if err := checkOwner(sts, &pdb); err != nil {
+		return err
+	}
+	if desired == nil {
+		if err := r.Delete(ctx, &pdb); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("while deleting PodDisruptionBudget %q: %w", pdb.Name, err)
+		}
+		r.Recorder.Eventf(sts, &pdb, corev1.EventTypeNormal, "Deleted", "Delete", "Deleted PodDisruptionBudget %s: one replica left", pdb.Name)
+		return nil
+	}
+	if !specChanged(&pdb, desired) {
+		return nil
+	}
+	pdb.Spec = desired.Spec
+	return r.update(ctx, sts, &pdb, desired, "")
 }
 
 // createOnce creates obj unless it exists; it never updates it (the claim is immutable).
@@ -88,22 +122,24 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 		return nil, err
 	}
 	desired := Deployment(sts, ServerImage(sts, r.DefaultImage, &d))
-	if blocked || !specChanged(&d, desired) && !runsMoreThanOnePod(&d) {
+	if blocked || !specChanged(&d, desired) && !scaledByHand(&d, desired) {
 		return &d, nil
 	}
 	record := "" // putting back a replica count or strategy restarts no pod: the record stands
 	if specChanged(&d, desired) {
-		record = encodeHashes(loadedAfterRestart(durable(sts), loadedHashes(&d), src.hashes))
+		record = encodeHashes(loadedAfterRestart(listsOutlivePods(sts), loadedHashes(&d), src.hashes))
 	}
 	d.Spec = desired.Spec
 	return &d, r.update(ctx, sts, &d, desired, record)
 }
 
-// runsMoreThanOnePod says whether someone changed d so that it may run two table servers at once
-// (kubectl scale, an autoscaler, an edited strategy): two servers behind one Service would
-// hand out the same lines. The spec hash does not see such edits.
-func runsMoreThanOnePod(d *appsv1.Deployment) bool {
-	return ptr.Deref(d.Spec.Replicas, 1) != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
+// scaledByHand says whether someone changed d's replica count or strategy behind the resource's
+// back (kubectl scale on the Deployment, an edited strategy), which the spec hash does not see:
+// two memory servers behind one Service would hand out the same lines. The resource's
+// spec.replicas (its scale subresource) is the way to scale.
+func scaledByHand(d, desired *appsv1.Deployment) bool {
+	return ptr.Deref(d.Spec.Replicas, 1) != ptr.Deref(desired.Spec.Replicas, 1) ||
+		!equality.Semantic.DeepEqual(d.Spec.Strategy, desired.Spec.Strategy)
 }
 
 // create creates obj and records an event.
@@ -203,6 +239,8 @@ func kindOf(obj client.Object) string {
 		return "Service"
 	case *corev1.PersistentVolumeClaim:
 		return "PersistentVolumeClaim"
+	case *policyv1.PodDisruptionBudget:
+		return "PodDisruptionBudget"
 	}
 	return fmt.Sprintf("%T", obj)
 }

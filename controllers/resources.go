@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -80,6 +81,14 @@ const (
 	claimMountRoot   = "/var/run/sts/claims"
 	authTokenDir     = "/var/run/sts/auth"
 	authTokenFile    = "token"
+	// The Redis credentials and CA, each mounted from its Secret.
+	redisCredentialsDir = "/var/run/sts/redis"
+	redisPasswordFile   = "password"
+	redisUsernameFile   = "username"
+	redisCADir          = "/var/run/sts/redis-ca"
+	redisCAFile         = "ca.crt"
+	// defaultPasswordKey is the key of credentialsSecret that holds the password by default.
+	defaultPasswordKey = "password"
 	// nonRootID is the user and group the server runs as (distroless "nonroot").
 	nonRootID = 65532
 )
@@ -111,10 +120,13 @@ func objectMeta(sts *stsv1alpha1.SimpleTableServer, name string) metav1.ObjectMe
 	}
 }
 
-// Deployment returns the table server's Deployment: one replica, replaced with Recreate so that
-// two pods never hold a resource's lists at once, a hardened pod that mounts every source
-// read-only and loads each dataset at startup. image runs the server (see ServerImage). The
-// auth token is mounted, not written into the pod: the server reads a rotated one in place.
+// Deployment returns the table servers' Deployment: hardened pods that mount every source
+// read-only and load each dataset at startup. With the memory backend, one replica replaced
+// with Recreate, so that two pods never hold a resource's lists at once; with Redis,
+// spec.replicas pods sharing the lists, spread over nodes and zones, rolled one at a time
+// without ever leaving none ready. image runs the server (see ServerImage). Secrets (the auth
+// token, the Redis credentials) are mounted, not written into the pod: the server reads a
+// rotated token in place. sts carries the operator's defaults (see withDefaults).
 func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deployment {
 	volumes, mounts, loadArgs := datasetVolumes(sts)
 	podLabels := merged(sts.Spec.PodLabels, objectLabels(sts))
@@ -125,9 +137,9 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 	d := &appsv1.Deployment{
 		ObjectMeta: objectMeta(sts, sts.Name),
 		Spec: appsv1.DeploymentSpec{
-			Replicas:             ptr.To[int32](1),
+			Replicas:             ptr.To(replicas(sts)),
 			Selector:             &metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
-			Strategy:             appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Strategy:             strategy(sts),
 			RevisionHistoryLimit: ptr.To[int32](3),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
@@ -162,18 +174,88 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 						},
 					}},
-					Volumes:           volumes,
-					ImagePullSecrets:  sts.Spec.ImagePullSecrets,
-					NodeSelector:      sts.Spec.NodeSelector,
-					Tolerations:       sts.Spec.Tolerations,
-					Affinity:          sts.Spec.Affinity,
-					PriorityClassName: sts.Spec.PriorityClassName,
+					Volumes:                   volumes,
+					ImagePullSecrets:          sts.Spec.ImagePullSecrets,
+					NodeSelector:              sts.Spec.NodeSelector,
+					Tolerations:               sts.Spec.Tolerations,
+					Affinity:                  sts.Spec.Affinity,
+					PriorityClassName:         sts.Spec.PriorityClassName,
+					TopologySpreadConstraints: topologySpread(sts),
 				},
 			},
 		},
 	}
 	setSpecHash(&d.ObjectMeta, d.Spec)
 	return d
+}
+
+// shared says whether sts's table servers keep their lists in Redis, which every replica
+// shares and which outlives the pods.
+func shared(sts *stsv1alpha1.SimpleTableServer) bool {
+	return sts.Spec.Backend.Type == stsv1alpha1.BackendRedis
+}
+
+// replicas is the number of table-server pods: spec.replicas with a shared backend, one
+// otherwise (the API server refuses more).
+func replicas(sts *stsv1alpha1.SimpleTableServer) int32 {
+	if !shared(sts) || sts.Spec.Replicas < 1 {
+		return 1
+	}
+	return sts.Spec.Replicas
+}
+
+// strategy replaces a memory server's pod only once the old one is gone (Recreate: two servers
+// would each hold their own lists), and Redis-backed pods one at a time, a new one ready before
+// an old one stops, so that the Service always has a ready pod.
+func strategy(sts *stsv1alpha1.SimpleTableServer) appsv1.DeploymentStrategy {
+	if !shared(sts) {
+		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	}
+	return appsv1.DeploymentStrategy{
+		Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{
+			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+			MaxSurge:       ptr.To(intstr.FromInt32(1)),
+		},
+	}
+}
+
+// topologySpread is spec.topologySpreadConstraints, or by default, for several replicas, a spread
+// over nodes and zones that the scheduler follows where it can: a single-node cluster still
+// runs them all. pod-template-hash keeps a rollout's new pods from counting the old ones.
+func topologySpread(sts *stsv1alpha1.SimpleTableServer) []corev1.TopologySpreadConstraint {
+	if len(sts.Spec.TopologySpreadConstraints) > 0 || replicas(sts) == 1 {
+		return sts.Spec.TopologySpreadConstraints
+	}
+	var spread []corev1.TopologySpreadConstraint
+	for _, key := range []string{corev1.LabelHostname, corev1.LabelTopologyZone} {
+		spread = append(spread, corev1.TopologySpreadConstraint{
+			MaxSkew:           1,
+			TopologyKey:       key,
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
+			MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
+		})
+	}
+	return spread
+}
+
+// PodDisruptionBudget returns the budget that lets a node drain evict at most one of several
+// table-server pods at a time, or nil when there is one pod (a budget would then only block
+// drains, or allow what it allows anyway).
+func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer) *policyv1.PodDisruptionBudget {
+	if replicas(sts) == 1 {
+		return nil
+	}
+	pdb := &policyv1.PodDisruptionBudget{
+		ObjectMeta: objectMeta(sts, sts.Name),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
+		},
+	}
+	setSpecHash(&pdb.ObjectMeta, pdb.Spec)
+	return pdb
 }
 
 // ServerImage decides the image of sts's table server, given the Deployment that runs it now
@@ -219,8 +301,11 @@ func runningImage(d *appsv1.Deployment) string {
 }
 
 // durable says whether the server journals its lists (spec.server.durability): by default
-// when its storage is a claim, which outlives the pod.
+// when its storage is a claim, which outlives the pod. The Redis backend has no journal.
 func durable(sts *stsv1alpha1.SimpleTableServer) bool {
+	if shared(sts) {
+		return false
+	}
 	switch sts.Spec.Server.Durability {
 	case stsv1alpha1.DurabilityEnabled:
 		return true
@@ -257,7 +342,72 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	if durable(sts) {
 		args = append(args, durabilityArgs(opts)...)
 	}
+	if shared(sts) {
+		args = append(args, redisArgs(sts)...)
+	}
 	return append(args, limitArgs(opts.Limits)...)
+}
+
+// listsOutlivePods says whether a new pod finds the lists its predecessor left, and so keeps
+// them instead of loading its datasets again: from a journal, or from Redis.
+func listsOutlivePods(sts *stsv1alpha1.SimpleTableServer) bool { return durable(sts) || shared(sts) }
+
+// redisArgs point the server at spec.backend.redis, which withDefaults completed.
+func redisArgs(sts *stsv1alpha1.SimpleTableServer) []string {
+	r := sts.Spec.Backend.Redis
+	if r == nil {
+		r = &stsv1alpha1.RedisBackend{}
+	}
+	scheme, host := "redis", r.Address
+	if r.TLS != nil && r.TLS.Enabled {
+		scheme = "rediss"
+	}
+	if s := r.Sentinel; s != nil {
+		host = s.Addresses[0] // not dialled: the sentinels name the master
+	}
+	args := []string{
+		fmt.Sprintf("--redis-url=%s://%s/%d", scheme, host, ptr.Deref(r.Database, 0)),
+		"--redis-key-prefix=" + redisKeyPrefix(sts),
+	}
+	if s := r.Sentinel; s != nil {
+		args = append(args, "--redis-sentinel-master="+s.MasterName, "--redis-sentinel-addrs="+strings.Join(s.Addresses, ","))
+	}
+	if ptr.Deref(r.Cluster, false) {
+		args = append(args, "--redis-cluster")
+	}
+	if c := r.CredentialsSecret; c != nil {
+		args = append(args, "--redis-password-file="+path.Join(redisCredentialsDir, redisPasswordFile))
+		if c.UsernameKey != "" {
+			args = append(args, "--redis-username-file="+path.Join(redisCredentialsDir, redisUsernameFile))
+		}
+	}
+	if r.TLS != nil && r.TLS.CASecret != nil {
+		args = append(args, "--redis-ca-file="+path.Join(redisCADir, redisCAFile))
+	}
+	if r.MinReplicas > 0 {
+		args = append(args, "--redis-min-replicas="+strconv.Itoa(int(r.MinReplicas)))
+		if r.MinReplicasTimeout != nil {
+			args = append(args, "--redis-min-replicas-timeout="+r.MinReplicasTimeout.Duration.String())
+		}
+	}
+	return args
+}
+
+// redisKeyPrefix is spec.backend.redis.keyPrefix, by default one of this resource's own, so that
+// two resources sharing a Redis never share lists by accident.
+func redisKeyPrefix(sts *stsv1alpha1.SimpleTableServer) string {
+	if r := sts.Spec.Backend.Redis; r != nil && r.KeyPrefix != "" {
+		return r.KeyPrefix
+	}
+	return "sts:" + sts.Namespace + "/" + sts.Name + ":"
+}
+
+// passwordKey is the credentials Secret's key holding the password.
+func passwordKey(c *stsv1alpha1.RedisCredentials) string {
+	if c.PasswordKey != "" {
+		return c.PasswordKey
+	}
+	return defaultPasswordKey
 }
 
 // durabilityArgs turn the journal on. --state-dir-wait makes a new pod wait for the state
@@ -321,15 +471,48 @@ func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []core
 			args = append(args, "--load="+ds.Name+"="+datasetPath(ds))
 		}
 	}
-	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
-		volumes = append(volumes, corev1.Volume{Name: "auth-token", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName:  tok.Name,
-			Items:       []corev1.KeyToPath{{Key: tok.Key, Path: authTokenFile}},
-			DefaultMode: ptr.To[int32](0o440),
+	secret := func(volume, dir, name string, items ...corev1.KeyToPath) {
+		volumes = append(volumes, corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: name, Items: items, DefaultMode: ptr.To[int32](0o440),
 		}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: "auth-token", MountPath: authTokenDir, ReadOnly: true})
+		mounts = append(mounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
+	}
+	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
+		secret("auth-token", authTokenDir, tok.Name, corev1.KeyToPath{Key: tok.Key, Path: authTokenFile})
+	}
+	if r := sts.Spec.Backend.Redis; shared(sts) && r != nil {
+		if c := r.CredentialsSecret; c != nil {
+			items := []corev1.KeyToPath{{Key: passwordKey(c), Path: redisPasswordFile}}
+			if c.UsernameKey != "" {
+				items = append(items, corev1.KeyToPath{Key: c.UsernameKey, Path: redisUsernameFile})
+			}
+			secret("redis-credentials", redisCredentialsDir, c.Name, items...)
+		}
+		if r.TLS != nil && r.TLS.CASecret != nil {
+			secret("redis-ca", redisCADir, r.TLS.CASecret.Name, corev1.KeyToPath{Key: r.TLS.CASecret.Key, Path: redisCAFile})
+		}
 	}
 	return volumes, mounts, args
+}
+
+// withDefaults returns sts as the operator runs it: a Redis backend that names no Redis gets
+// the operator's default one (nil: none). sts itself is left alone.
+func withDefaults(sts *stsv1alpha1.SimpleTableServer, defaultRedis *stsv1alpha1.RedisConnection) *stsv1alpha1.SimpleTableServer {
+	if !shared(sts) || defaultRedis == nil || namesRedis(sts) {
+		return sts
+	}
+	out := sts.DeepCopy()
+	if out.Spec.Backend.Redis == nil {
+		out.Spec.Backend.Redis = &stsv1alpha1.RedisBackend{}
+	}
+	out.Spec.Backend.Redis.RedisConnection = *defaultRedis.DeepCopy()
+	return out
+}
+
+// namesRedis says whether sts's Redis backend names its own Redis.
+func namesRedis(sts *stsv1alpha1.SimpleTableServer) bool {
+	r := sts.Spec.Backend.Redis
+	return r != nil && (r.Address != "" || r.Sentinel != nil)
 }
 
 func storageVolume(sts *stsv1alpha1.SimpleTableServer) corev1.Volume {

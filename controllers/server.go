@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -25,6 +27,8 @@ type serverObservation struct {
 	err error
 	// reloadErr says why a changed dataset could not be pushed into the server.
 	reloadErr error
+	// backendErr is a table-server pod's report that it cannot reach its Redis.
+	backendErr error
 }
 
 // reloadRefused says whether the server refused a changed dataset (a KO for the request, such
@@ -55,6 +59,11 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 				"clients with the new token are refused. A server image older than token rotation (spec.image) needs a restart "+
 				"(annotation %s)", sts.Spec.Server.AuthTokenSecret.Name, tokenLag, stsv1alpha1.AnnotationRestartedAt)
 	}
+	if backendUnavailable(obs.err) {
+		obs.backendErr = obs.err
+	} else if shared(sts) && (obs.err != nil || d.Status.AvailableReplicas < replicas(sts)) {
+		obs.backendErr = r.backendProblem(ctx, sts, ts)
+	}
 	if obs.err != nil || !rolledOut(d) {
 		// During a rollout STATUS may come from the pod being replaced: neither push into it
 		// nor take its word for the new pod's record.
@@ -73,6 +82,39 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 		obs.status, obs.err = ts.status(ctx)
 	}
 	return obs
+}
+
+// maxPodsAsked bounds the pods backendProblem asks, one call each within the HTTP client's
+// timeout.
+const maxPodsAsked = 3
+
+// backendProblem asks sts's running pods directly whether they can reach Redis: a pod that
+// cannot is not ready, so the Service, which routes to ready pods only, cannot say. It returns
+// the first report (pods by name, so that a lasting fault keeps its message) of a pod that its
+// backend is unavailable; nil when none says so.
+func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, ts tableServer) error {
+	var pods corev1.PodList
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabels(selectorLabels(sts))); err != nil {
+		log.FromContext(ctx).Error(err, "Could not list the table-server pods to ask them about their backend")
+		return nil
+	}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	asked := 0
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if pod.Status.Phase != corev1.PodRunning || pod.Status.PodIP == "" || pod.DeletionTimestamp != nil {
+			continue
+		}
+		if asked++; asked > maxPodsAsked {
+			break
+		}
+		direct := ts
+		direct.baseURL = r.Endpoints.PodURL(pod)
+		if _, err := direct.status(ctx); backendUnavailable(err) {
+			return fmt.Errorf("pod %s: %w", pod.Name, err)
+		}
+	}
+	return nil
 }
 
 // syncLoaded keeps the Deployment's record of what the server loaded true to what the server

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -44,8 +45,12 @@ type SimpleTableServerReconciler struct {
 	// does not answer holds a worker for at most that long.
 	HTTPClient *http.Client
 	// APIReader reads a ConfigMap or Secret that a dataset names from the API server when it
-	// changed: the manager caches only their metadata (see sourceCache).
+	// changed: the manager caches only their metadata (see sourceCache); and lists the pods of
+	// table servers that do not answer through their Service.
 	APIReader client.Reader
+	// DefaultRedis is the Redis of resources whose Redis backend names none (nil: such a
+	// resource stalls until it names one).
+	DefaultRedis *stsv1alpha1.RedisConnection
 
 	sourceCache *sourceCache
 	tokens      *acceptedTokens
@@ -60,6 +65,10 @@ type SimpleTableServerReconciler struct {
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;update
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
+// pods: listed only when the table servers do not answer through their Service, to ask one
+// directly why (see backendProblem).
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one SimpleTableServer's objects to its spec and its status to what the
@@ -78,16 +87,17 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		// recreating it would only race the deletion.
 		return ctrl.Result{}, nil
 	}
-	src, err := r.resolveSources(ctx, sts)
+	run := withDefaults(sts, r.DefaultRedis) // the resource as its pods run it
+	src, err := r.resolveSources(ctx, run)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("while resolving the dataset sources: %w", err)
 	}
-	obs := observation{sources: src, problems: specProblems(sts)}
-	obs.deployment, obs.applyErr = r.apply(ctx, sts, src, obs.blocked())
+	obs := observation{sources: src, problems: specProblems(run)}
+	obs.deployment, obs.applyErr = r.apply(ctx, run, src, obs.blocked())
 	if apierrors.IsConflict(obs.applyErr) {
 		return ctrl.Result{}, obs.applyErr // the cache lags behind a write: retry with the next view
 	}
-	obs.server = r.observeServer(ctx, sts, obs.deployment, src)
+	obs.server = r.observeServer(ctx, run, obs.deployment, src)
 	switch err := r.updateStatus(ctx, sts, obs); {
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil // deleted while this reconcile ran
@@ -120,7 +130,7 @@ func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts co
 	if err := indexer.IndexField(ctx, obj, configMapIndex, referencedConfigMaps); err != nil {
 		return fmt.Errorf("while indexing ConfigMap references: %w", err)
 	}
-	if err := indexer.IndexField(ctx, obj, secretIndex, referencedSecrets); err != nil {
+	if err := indexer.IndexField(ctx, obj, secretIndex, r.referencedSecrets); err != nil {
 		return fmt.Errorf("while indexing Secret references: %w", err)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -131,6 +141,7 @@ func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts co
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
 		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(configMapIndex))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(secretIndex))).
 		WithOptions(opts).
@@ -146,6 +157,7 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&appsv1.Deployment{}:            {Label: managed},
 		&corev1.Service{}:               {Label: managed},
 		&corev1.PersistentVolumeClaim{}: {Label: managed},
+		&policyv1.PodDisruptionBudget{}: {Label: managed},
 	}
 }
 

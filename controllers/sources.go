@@ -34,19 +34,47 @@ func referencedConfigMaps(obj client.Object) []string {
 	return names
 }
 
-// referencedSecrets is the secretIndex function.
-func referencedSecrets(obj client.Object) []string {
-	sts := obj.(*stsv1alpha1.SimpleTableServer)
+// referencedSecrets is the secretIndex function: the Secrets of datasets, of the auth token,
+// and of the Redis the resource runs with (the operator's default one's too).
+func (r *SimpleTableServerReconciler) referencedSecrets(obj client.Object) []string {
+	sts := withDefaults(obj.(*stsv1alpha1.SimpleTableServer), r.DefaultRedis)
 	var names []string
 	for _, ds := range sts.Spec.Datasets {
 		if ds.Secret != nil {
 			names = append(names, ds.Secret.Name)
 		}
 	}
-	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
-		names = append(names, tok.Name)
+	for _, ref := range secretKeys(sts) {
+		names = append(names, ref.sel.Name)
 	}
 	return names
+}
+
+// secretRef is a Secret key that the table servers mount, other than a dataset's.
+type secretRef struct {
+	sel  stsv1alpha1.KeySelector
+	what string // the field that names it, for messages
+}
+
+// secretKeys are the Secret keys sts's pods mount besides datasets: the auth token, and the
+// Redis credentials and CA.
+func secretKeys(sts *stsv1alpha1.SimpleTableServer) []secretRef {
+	var refs []secretRef
+	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
+		refs = append(refs, secretRef{*tok, "authTokenSecret"})
+	}
+	if r := sts.Spec.Backend.Redis; shared(sts) && r != nil {
+		if c := r.CredentialsSecret; c != nil {
+			refs = append(refs, secretRef{stsv1alpha1.KeySelector{Name: c.Name, Key: passwordKey(c)}, "backend.redis.credentialsSecret"})
+			if c.UsernameKey != "" {
+				refs = append(refs, secretRef{stsv1alpha1.KeySelector{Name: c.Name, Key: c.UsernameKey}, "backend.redis.credentialsSecret"})
+			}
+		}
+		if r.TLS != nil && r.TLS.CASecret != nil {
+			refs = append(refs, secretRef{*r.TLS.CASecret, "backend.redis.tls.caSecret"})
+		}
+	}
+	return refs
 }
 
 // sources is what the ConfigMaps and Secrets that a resource reads hold now.
@@ -90,19 +118,20 @@ func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *s
 			src.hashes[ds.Name] = hashBytes(data)
 		}
 	}
-	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
-		data, err := r.secretKey(ctx, sts.Namespace, *tok)
+	// A pod whose Secret or key is missing would never start: report it before.
+	for _, ref := range secretKeys(sts) {
+		data, err := r.secretKey(ctx, sts.Namespace, ref.sel)
 		var missing *missingSourceError
 		switch {
 		case errors.As(err, &missing):
-			src.missing = append(src.missing, fmt.Sprintf("%s (authTokenSecret)", missing))
+			src.missing = append(src.missing, fmt.Sprintf("%s (%s)", missing, ref.what))
 		case err != nil:
 			return nil, err
-		default:
+		case ref.what == "authTokenSecret":
 			if src.authToken = strings.TrimSpace(string(data)); src.authToken == "" {
 				// The server refuses to start with an empty token: report it before a new pod
 				// would crash-loop on it.
-				src.missing = append(src.missing, fmt.Sprintf("a token in key %q of Secret %q, which is empty (authTokenSecret)", tok.Key, tok.Name))
+				src.missing = append(src.missing, fmt.Sprintf("a token in key %q of Secret %q, which is empty (authTokenSecret)", ref.sel.Key, ref.sel.Name))
 			}
 		}
 	}

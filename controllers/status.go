@@ -13,6 +13,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -66,8 +67,11 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 	status := *sts.Status.DeepCopy()
 	status.ObservedGeneration = sts.Generation
 	status.Endpoint = Endpoint(sts)
-	if obs.deployment != nil {
-		status.Image = runningImage(obs.deployment)
+	status.Selector = labels.SelectorFromSet(selectorLabels(sts)).String()
+	if d := obs.deployment; d != nil {
+		status.Image = runningImage(d)
+		status.Replicas = d.Status.Replicas
+		status.AvailableReplicas = d.Status.AvailableReplicas
 	}
 	if s := obs.server.status; s != nil {
 		setLists(&status, s, now)
@@ -150,6 +154,11 @@ func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 	case len(obs.sources.missing) > 0:
 		return progress{progressStalled, stsv1alpha1.ReasonSourceMissing,
 			"Not found: " + strings.Join(obs.sources.missing, ", ") + "; create it or correct the spec"}
+	case obs.server.backendErr != nil:
+		// Before the rollout: a new pod that cannot reach Redis never becomes ready.
+		return progress{progressConverging, stsv1alpha1.ReasonBackendUnavailable, fmt.Sprintf(
+			"The table servers cannot reach Redis (%s), so they do not serve; they do again as soon as it answers: %v",
+			redisTarget(sts), obs.server.backendErr)}
 	}
 	d := obs.deployment
 	if message, stuck := rolloutStuck(d); stuck {
@@ -174,11 +183,28 @@ func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 		}
 		return progress{state, stsv1alpha1.ReasonReloadFailed, "Could not reload changed datasets; the running lists are unchanged: " + err.Error()}
 	}
+	if want := ptr.Deref(d.Spec.Replicas, 1); d.Status.AvailableReplicas < want {
+		// The others serve: Ready stays True.
+		return progress{progressConverging, stsv1alpha1.ReasonWaitingForPod, fmt.Sprintf(
+			"%d of %d table-server pods are available", d.Status.AvailableReplicas, want)}
+	}
 	return progress{progressDone, stsv1alpha1.ReasonReconciled, "The table server runs the current spec"}
 }
 
+// redisTarget names the Redis sts's pods use, for messages.
+func redisTarget(sts *stsv1alpha1.SimpleTableServer) string {
+	r := sts.Spec.Backend.Redis
+	switch {
+	case r == nil:
+		return "no address"
+	case r.Sentinel != nil:
+		return fmt.Sprintf("master %q of sentinels %s", r.Sentinel.MasterName, strings.Join(r.Sentinel.Addresses, ","))
+	}
+	return r.Address
+}
+
 // rolledOut says whether the Deployment controller has seen d's current spec and runs exactly
-// its one pod of it (the same rules kstatus applies to Deployments). A generation that only the
+// its pods of it (the same rules kstatus applies to Deployments). A generation that only the
 // record of a reload bumped is not a new spec: the server keeps running, Ready stays True.
 func rolledOut(d *appsv1.Deployment) bool {
 	if d == nil {
@@ -348,7 +374,8 @@ func noticeable(c metav1.Condition) (string, bool) {
 	case c.Type == stsv1alpha1.ConditionStalled && c.Status == metav1.ConditionTrue:
 		return corev1.EventTypeWarning, true
 	case c.Type == stsv1alpha1.ConditionReconciling && c.Status == metav1.ConditionTrue &&
-		(c.Reason == stsv1alpha1.ReasonUnreachable || c.Reason == stsv1alpha1.ReasonReloadFailed):
+		(c.Reason == stsv1alpha1.ReasonUnreachable || c.Reason == stsv1alpha1.ReasonReloadFailed ||
+			c.Reason == stsv1alpha1.ReasonBackendUnavailable):
 		return corev1.EventTypeWarning, true
 	case c.Type == stsv1alpha1.ConditionDatasetsInSync && c.Reason == stsv1alpha1.ReasonSourceChanged:
 		return corev1.EventTypeNormal, true

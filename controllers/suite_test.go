@@ -165,7 +165,17 @@ func (e *testEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string {
 	return unreachableURL
 }
 
-// set points key ("namespace/name" or "namespace") at url until t ends.
+// PodURL implements EndpointResolver: a pod is reached at the URL set for "pod:namespace/name".
+func (e *testEndpoints) PodURL(pod *corev1.Pod) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if u, ok := e.urls["pod:"+pod.Namespace+"/"+pod.Name]; ok {
+		return u
+	}
+	return unreachableURL
+}
+
+// set points key ("namespace/name", "namespace" or "pod:namespace/name") at url until t ends.
 func (e *testEndpoints) set(t testing.TB, key, url string) {
 	e.mu.Lock()
 	e.urls[key] = url

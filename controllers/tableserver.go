@@ -12,9 +12,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,18 +24,25 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
-// EndpointResolver says where the operator reaches a resource's table server.
+// EndpointResolver says where the operator reaches a resource's table servers.
 type EndpointResolver interface {
-	// BaseURL returns the server's base URL, such as http://name.namespace.svc:9191.
+	// BaseURL returns the base URL of the Service, such as http://name.namespace.svc:9191.
 	BaseURL(sts *stsv1alpha1.SimpleTableServer) string
+	// PodURL returns the base URL of one table-server pod, such as http://10.244.0.7:9191.
+	PodURL(pod *corev1.Pod) string
 }
 
-// ServiceEndpoints reaches every table server through its Service's cluster DNS name, which
-// works when the operator runs in the cluster.
+// ServiceEndpoints reaches every table server through its Service's cluster DNS name, and a pod
+// at its IP, which works when the operator runs in the cluster.
 type ServiceEndpoints struct{}
 
 // BaseURL returns Endpoint(sts).
 func (ServiceEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string { return Endpoint(sts) }
+
+// PodURL returns http://<pod IP>:9191.
+func (ServiceEndpoints) PodURL(pod *corev1.Pod) string {
+	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(serverPort))
+}
 
 // NewHTTPClient returns a client for table servers: every call ends within timeout, and a
 // server that does not accept connections fails within half of it.
@@ -97,7 +106,7 @@ func (s tableServer) call(ctx context.Context, method, command string, params ur
 		return fmt.Errorf("%s: HTTP %d with an answer that is not the table server's JSON: %w", command, resp.StatusCode, err)
 	}
 	if !out.OK {
-		return &refusedError{command: command, httpStatus: resp.StatusCode, message: out.Error}
+		return &refusedError{command: command, httpStatus: resp.StatusCode, reason: out.Reason, message: out.Error}
 	}
 	return nil
 }
@@ -108,6 +117,7 @@ func (s tableServer) call(ctx context.Context, method, command string, params ur
 type refusedError struct {
 	command    string
 	httpStatus int
+	reason     string // protocol.Reason*
 	message    string
 }
 
@@ -127,6 +137,12 @@ func withoutLocalAddress(err error) error {
 	stable := *op
 	stable.Source = nil
 	return &stable
+}
+
+// backendUnavailable says that a table server could not reach its Redis.
+func backendUnavailable(err error) bool {
+	var refused *refusedError
+	return errors.As(err, &refused) && refused.reason == protocol.ReasonBackendUnavailable
 }
 
 // unauthorized says that a table server refused the operator's token.

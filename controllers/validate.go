@@ -13,9 +13,9 @@ import (
 // matches nothing, so any positive value does.
 const patternCheckTimeout = time.Second
 
-// specProblems lists what in sts's spec the table server would refuse, found with the server's
-// own charset table, file-name rules and regular-expression engine, which the API server's
-// schema cannot run. The server would start without the affected lists or charsets; the
+// specProblems lists what in sts's spec (with the operator's defaults) the table server would
+// refuse, found with the server's own charset table, file-name rules and regular-expression
+// engine, which the API server's schema cannot run, and a Redis backend without a Redis. The server would start without the affected lists or charsets; the
 // operator instead holds the Deployment back and says what to fix.
 func specProblems(sts *stsv1alpha1.SimpleTableServer) []string {
 	var problems []string
@@ -31,6 +31,10 @@ func specProblems(sts *stsv1alpha1.SimpleTableServer) []string {
 		if _, err := datafile.LookupCharset(c.name); err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", c.field, err))
 		}
+	}
+	if shared(sts) && !namesRedis(sts) {
+		problems = append(problems, "spec.backend.redis names no address or sentinel, and the operator has no default Redis: "+
+			"set spec.backend.redis.address (or sentinel), or install the operator with the chart value tableServer.defaultRedis")
 	}
 	for i, ds := range sts.Spec.Datasets {
 		if err := datafile.ValidateName(ds.Name); err != nil {

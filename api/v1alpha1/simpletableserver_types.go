@@ -10,16 +10,21 @@ import (
 // key, a Secret key or files on a claim). The table server loads each dataset at startup into a
 // "list" of the same name, which clients address as FILENAME (/sts/READ?FILENAME=<list>).
 
-// SimpleTableServer runs one HTTP Simple Table Server (the JMeter plugin's protocol, port 9191)
+// SimpleTableServer runs an HTTP Simple Table Server (the JMeter plugin's protocol, port 9191)
 // that loads the declared datasets at startup and serves their lines to load generators at
-// http://<name>.<namespace>.svc:9191/sts/.
+// http://<name>.<namespace>.svc:9191/sts/: one pod keeping the lists in memory, or, with a
+// Redis or Valkey backend, several pods sharing the lists there.
 //
 // The name must be a DNS label (it names the Service).
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=tables
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Backend",type=string,JSONPath=`.spec.backend.type`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
 // +kubebuilder:printcolumn:name="Lists",type=integer,JSONPath=`.status.listCount`
 // +kubebuilder:printcolumn:name="Lines",type=integer,JSONPath=`.status.totalLines`
 // +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint`
@@ -41,7 +46,27 @@ type SimpleTableServer struct {
 // SimpleTableServerSpec declares the datasets and how the table server runs.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.storage) == has(oldSelf.storage)",message="storage cannot be added or removed: the saved data would be lost; create a new SimpleTableServer instead"
+// +kubebuilder:validation:XValidation:rule="self.replicas <= 1 || self.backend.type == 'redis'",message="replicas above 1 need a shared backend: set backend.type to redis (table servers with the memory backend would each hold their own lists and hand out the same lines)"
+// +kubebuilder:validation:XValidation:rule="self.replicas <= 1 || !has(self.storage) || !has(self.storage.size)",message="storage.size makes a ReadWriteOnce claim, which several replicas cannot share: use storage.existingClaim with a ReadWriteMany claim, or leave storage out"
+// +kubebuilder:validation:XValidation:rule="self.backend.type == 'memory' || !has(self.server) || self.server.durability != 'Enabled'",message="server.durability Enabled applies to the memory backend only: with redis the lists live in Redis (use its persistence and backend.redis.minReplicas)"
+// +kubebuilder:validation:XValidation:rule="self.backend.type == 'memory' || !has(self.server) || !has(self.server.limits) || !has(self.server.limits.maxTotalBytes)",message="server.limits.maxTotalBytes applies to the memory backend only: with redis, Redis' maxmemory bounds the lists"
 type SimpleTableServerSpec struct {
+	// backend is where the table servers keep the lists: memory (the default: one pod holds
+	// them, optionally journalled to spec.storage) or redis (a Redis or Valkey that several pods
+	// share, so that spec.replicas can be above 1). It cannot be changed after creation.
+	// +kubebuilder:default={type: memory}
+	// +optional
+	Backend Backend `json:"backend,omitempty"`
+
+	// replicas is the number of table-server pods behind the Service, between 1 and 64. Above 1
+	// only with backend redis: the pods then share the lists, spread over nodes, roll one at a
+	// time, and a PodDisruptionBudget lets at most one be evicted at once.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
 	// datasets are loaded into the server at startup, each into the list of the same name.
 	// At most 64; the names are unique.
 	// +listType=map
@@ -139,6 +164,164 @@ type SimpleTableServerSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+
+	// topologySpreadConstraints of the table-server pods. When absent, pods of a resource with
+	// several replicas are spread over nodes and zones where the scheduler can (ScheduleAnyway),
+	// so that a lost node takes at most its share of them.
+	// +listType=atomic
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+}
+
+// Backend says where the table servers keep their lists.
+//
+// +kubebuilder:validation:XValidation:rule="self.type == oldSelf.type",message="backend.type cannot be changed: the lists live in the old backend and would be lost; create a new SimpleTableServer (EXPORT or SAVE the lists first)"
+// +kubebuilder:validation:XValidation:rule="self.type == 'redis' || !has(self.redis)",message="backend.redis applies only with type redis"
+type Backend struct {
+	// type is memory or redis.
+	// +kubebuilder:default=memory
+	// +kubebuilder:validation:Enum=memory;redis
+	// +optional
+	Type BackendType `json:"type,omitempty"`
+
+	// redis says which Redis or Valkey holds the lists. When it names neither an address nor a
+	// sentinel, the operator's default Redis applies (the chart's tableServer.defaultRedis).
+	// +optional
+	Redis *RedisBackend `json:"redis,omitempty"`
+}
+
+// BackendType names a storage backend.
+// +kubebuilder:validation:Enum=memory;redis
+type BackendType string
+
+const (
+	// BackendMemory keeps the lists in the table server's memory: one pod.
+	BackendMemory BackendType = "memory"
+	// BackendRedis keeps the lists in a Redis or Valkey that several pods share.
+	BackendRedis BackendType = "redis"
+)
+
+// RedisBackend is a Redis or Valkey and how this resource uses it.
+type RedisBackend struct {
+	RedisConnection `json:",inline"`
+
+	// keyPrefix starts every Redis key of this resource's lists (each list NAME is the key
+	// <keyPrefix>{NAME}). The default, sts:<namespace>/<name>:, keeps two resources apart on
+	// one Redis; a resource created again under the same name finds its lists as they were. A
+	// new prefix starts from the datasets again (the old keys stay in Redis).
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:XValidation:rule="!self.contains('{') && !self.contains('}')",message="keyPrefix must not contain '{' or '}': each list's name goes in braces (a Redis Cluster hash tag)"
+	// +optional
+	KeyPrefix string `json:"keyPrefix,omitempty"`
+
+	// minReplicas makes every change wait until this many Redis replicas hold it (Redis WAIT)
+	// before it is acknowledged, so that a failover loses no acknowledged change; 0 (the
+	// default) acknowledges what the master holds. Not with cluster.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=16
+	// +optional
+	MinReplicas int32 `json:"minReplicas,omitempty"`
+
+	// minReplicasTimeout is how long a change waits for minReplicas before it is answered as not
+	// recorded (HTTP 503), between 10ms and 1m; the table server's default (2s) when absent.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10ms') && duration(self) <= duration('1m')",message="minReplicasTimeout must be between 10ms and 1m, e.g. 2s"
+	// +optional
+	MinReplicasTimeout *metav1.Duration `json:"minReplicasTimeout,omitempty"`
+}
+
+// RedisConnection says how to reach a Redis or Valkey: one address (a standalone server, a
+// managed service's endpoint, or with cluster a node of a Redis Cluster) or a Sentinel group.
+// The operator's default Redis (the chart's tableServer.defaultRedis) has the same fields.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.address) && has(self.sentinel))",message="set address or sentinel, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.cluster) || !self.cluster || has(self.address)",message="cluster needs address, a node of the Redis Cluster"
+// +kubebuilder:validation:XValidation:rule="!has(self.cluster) || !self.cluster || !has(self.database) || self.database == 0",message="a Redis Cluster has only database 0"
+type RedisConnection struct {
+	// address is host:port of the Redis or Valkey, such as redis.redis.svc:6379.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[^\s/@]+:[0-9]{1,5}$`
+	// +optional
+	Address string `json:"address,omitempty"`
+
+	// sentinel finds the master through Redis Sentinel, which follows failovers.
+	// +optional
+	Sentinel *RedisSentinel `json:"sentinel,omitempty"`
+
+	// cluster makes address a node of a Redis Cluster; the lists spread over its shards.
+	// +optional
+	Cluster *bool `json:"cluster,omitempty"`
+
+	// database is the Redis database number (SELECT), 0 when absent.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=15
+	// +optional
+	Database *int32 `json:"database,omitempty"`
+
+	// credentialsSecret names a Secret in the resource's namespace holding the password (and
+	// the ACL username) the table servers log in with.
+	// +optional
+	CredentialsSecret *RedisCredentials `json:"credentialsSecret,omitempty"`
+
+	// tls connects over TLS.
+	// +optional
+	TLS *RedisTLS `json:"tls,omitempty"`
+}
+
+// RedisSentinel is a Sentinel group and the name of the master it watches.
+type RedisSentinel struct {
+	// masterName is the name the sentinels know the master by (sentinel monitor <name> ...).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +required
+	MasterName string `json:"masterName"`
+
+	// addresses are host:port of the sentinels, at least one.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:Pattern=`^[^\s/@,]+:[0-9]{1,5}$`
+	// +listType=atomic
+	// +required
+	Addresses []string `json:"addresses"`
+}
+
+// RedisCredentials names a Secret and its keys.
+type RedisCredentials struct {
+	// name of the Secret, in the resource's namespace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// passwordKey is the key holding the password; "password" when absent.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +optional
+	PasswordKey string `json:"passwordKey,omitempty"`
+
+	// usernameKey is the key holding the ACL username (Redis 6 and later); without it the
+	// table servers log in as the default user.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +optional
+	UsernameKey string `json:"usernameKey,omitempty"`
+}
+
+// RedisTLS says how to check the Redis server's certificate.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.caSecret) || self.enabled",message="tls.caSecret applies only with tls.enabled"
+type RedisTLS struct {
+	// enabled connects with TLS (rediss://).
+	// +required
+	Enabled bool `json:"enabled"`
+
+	// caSecret names a Secret key holding the PEM certificate authorities the server's
+	// certificate is checked against, instead of the system's.
+	// +optional
+	CASecret *KeySelector `json:"caSecret,omitempty"`
 }
 
 // Dataset is one named source of lines, loaded at startup into the list of the same name.
@@ -268,8 +451,8 @@ type ServerOptions struct {
 
 	// durability keeps the lists across restarts: the server records every change in a journal
 	// in the "state" folder of its storage before it answers, and restores the lists at
-	// startup, so a line consumed before a restart is never served again. Auto (the default)
-	// turns it on when spec.storage is set (a claim outlives the pod) and off with the emptyDir.
+	// startup, so a line consumed before a restart is never served again. Memory backend only.
+	// Auto (the default) turns it on when spec.storage is set (a claim outlives the pod) and off with the emptyDir.
 	// Enabled turns it on with the emptyDir too, which then survives a container restart (an
 	// out-of-memory kill) but not the pod's replacement. Disabled turns it off.
 	// +kubebuilder:default=Auto
@@ -413,15 +596,17 @@ type SimpleTableServerStatus struct {
 	// converging or needs the user. Each condition has a one-word reason and the generation it
 	// describes:
 	//
-	//   - Ready: True when the server's pod is rolled out and available, and the server
-	//     answered STATUS with every dataset loaded. Otherwise False, with the reason of
+	//   - Ready: True when the server's pods are rolled out, at least one is available, and the
+	//     server answered STATUS with every dataset loaded. Otherwise False, with the reason of
 	//     Reconciling or Stalled. Ready says the server serves: it stays True while Stalled
 	//     reports a change that cannot be applied (a source deleted after loading, a refused
 	//     reload, an invalid edit held back from the running pod).
 	//   - Reconciling: True while the operator converges by itself: the Deployment rolls out
 	//     (RollingOut), its pod is not available yet (WaitingForPod), the server does not answer
-	//     (Unreachable: retried every statusRefreshInterval), an API write failed (ApplyFailed)
-	//     or a reload will be retried (ReloadFailed).
+	//     (Unreachable: retried every statusRefreshInterval), the table servers cannot reach
+	//     their Redis (BackendUnavailable), not every replica is available yet (WaitingForPod,
+	//     while Ready stays True), an API write failed (ApplyFailed) or a reload will be retried
+	//     (ReloadFailed).
 	//   - Stalled: True when progress needs the user: a source is missing (SourceMissing), the
 	//     spec is one the server cannot run (InvalidSpec), an object could not be written
 	//     (ApplyFailed: a name taken by another owner, an invalid or forbidden object), the pod
@@ -446,6 +631,18 @@ type SimpleTableServerStatus struct {
 	// image is the table server image the Deployment runs.
 	// +optional
 	Image string `json:"image,omitempty"`
+
+	// replicas is the number of table-server pods of the current spec (the scale subresource's
+	// status); availableReplicas, of all pods, those that serve.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// +optional
+	AvailableReplicas int32 `json:"availableReplicas,omitempty"`
+
+	// selector is the label selector of the table-server pods, for the scale subresource
+	// (kubectl scale, autoscalers).
+	// +optional
+	Selector string `json:"selector,omitempty"`
 
 	// lists are the server's lists and their lengths at lastStatusTime, sorted by name: the
 	// datasets plus any list that clients created (at most the first 256).
@@ -523,6 +720,8 @@ const (
 	ReasonSourceChanged = "SourceChanged"
 	// ReasonReloadFailed: a changed dataset could not be pushed into the server (policy Reload).
 	ReasonReloadFailed = "ReloadFailed"
+	// ReasonBackendUnavailable: the table servers report that they cannot reach their Redis.
+	ReasonBackendUnavailable = "BackendUnavailable"
 )
 
 // Annotations a user puts on a SimpleTableServer.

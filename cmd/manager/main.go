@@ -3,11 +3,13 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,6 +48,7 @@ type options struct {
 	probeAddr               string
 	leaderElect             bool
 	stsImage                string
+	defaultRedis            *stsv1alpha1.RedisConnection
 	serverTimeout           time.Duration
 	maxConcurrentReconciles int
 	zap                     zap.Options
@@ -61,6 +64,19 @@ func parseOptions(args []string, getenv func(string) string, output io.Writer) (
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	fs.StringVar(&o.stsImage, "sts-image", getenv("STS_IMAGE"), "image of new table servers whose resource names none; running ones keep theirs (default $STS_IMAGE)")
+	fs.Func("default-redis", `Redis of resources whose Redis backend names none, as JSON with the fields of spec.backend.redis's connection, e.g. {"address":"redis.redis.svc:6379","credentialsSecret":{"name":"redis"}}; a Secret it names is looked up in each resource's namespace`, func(v string) error {
+		var c stsv1alpha1.RedisConnection
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			return fmt.Errorf("not a Redis connection: %w", err)
+		}
+		if (c.Address == "") == (c.Sentinel == nil) {
+			return errors.New("name an address or a sentinel, and not both")
+		}
+		o.defaultRedis = &c
+		return nil
+	})
 	fs.DurationVar(&o.serverTimeout, "server-timeout", 5*time.Second, "time limit of each call to a table server")
 	fs.IntVar(&o.maxConcurrentReconciles, "max-concurrent-reconciles", 4, "resources reconciled at once")
 	o.zap.BindFlags(fs)
@@ -111,6 +127,7 @@ func run(o *options) error {
 		Endpoints:    controllers.ServiceEndpoints{},
 		HTTPClient:   controllers.NewHTTPClient(o.serverTimeout),
 		APIReader:    mgr.GetAPIReader(),
+		DefaultRedis: o.defaultRedis,
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {
 		return fmt.Errorf("while setting up the controller: %w", err)
