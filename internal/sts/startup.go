@@ -9,16 +9,22 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // LoadAtStartup loads the lists the configuration names, in this order: InitFiles (the
-// original's initFileAtStartup), then LoadDirs, then Loads, so that a later source replaces an
-// earlier list of the same name. Each load is logged with its line count; a failure is logged,
-// kept for STATUS's JSON form (loadFailures) and skipped. Each goes through store.LoadOnce: a
-// list that the store already holds from the same content (another server sharing the backend
-// loaded it), or that a journal restored, is kept and that is logged, since the store holds what
-// clients did with it. Afterwards /readyz answers 200. Call it once the listener is up, as the
-// original does, and after restoring.
+// original's initFileAtStartup), then LoadDirs, then Loads. Each load is logged with its line
+// count; a failure is logged, kept for STATUS's JSON form (loadFailures) and skipped. Afterwards
+// /readyz answers 200. Call it once the listener is up, as the original does, and after
+// restoring.
+//
+// A startup source never replaces a list that the store held before this startup loaded it: one
+// a journal restored, or one a shared backend (Redis) holds because another server, or this one
+// before it was restarted, loaded or created it, whatever its content and the file's, since the
+// store holds what clients did with it. The list is kept as it is and that is logged; INITFILE
+// and LOAD MODE=REPLACE are how a client replaces it. Among this server's own sources, a later
+// one replaces an earlier list of the same name. A list absent from the store goes through
+// store.LoadOnce, so that servers starting together on the same content load it once.
 func (s *Server) LoadAtStartup(ctx context.Context) {
 	defer s.phase.CompareAndSwap(phaseStarting, phaseServing)
 	var failures []loadFailure
@@ -27,19 +33,45 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 		s.log.Error(msg, "list", list, "source", source, "error", err)
 		failures = append(failures, loadFailure{list: list, source: source, message: err})
 	}
+	mine := map[string]bool{} // the lists this startup loaded: a later source replaces them
+	// load reads a source (path, for the log; failSource, for STATUS) with read and loads it
+	// into list, unless the store held the list before: then read is not even called.
+	load := func(list, path, failSource string, read func() ([]string, string, string)) {
+		if !mine[list] {
+			n, err := s.store.Length(ctx, list)
+			switch {
+			case err == nil:
+				s.log.Info("Kept the list the store holds instead of loading it", "list", list, "lines", n, "source", path)
+				return
+			case !errors.Is(err, store.ErrNotLoaded):
+				fail("Could not load list", list, failSource, storeFailure(cmdInitFile, list, err).fail.message)
+				return
+			}
+		}
+		lines, sum, failure := read()
+		if failure == "" {
+			if rep := s.loadOnce(ctx, list, lines, sum, path); rep.fail != nil {
+				failure = rep.fail.message
+			}
+		}
+		if failure != "" {
+			fail("Could not load list", list, failSource, failure)
+			return
+		}
+		mine[list] = true
+	}
 	names, err := s.initFileNames()
 	if err != nil {
 		fail("Could not list the init files", "", sourceInitFiles, err.Error())
 	}
 	for _, name := range names {
-		lines, sum, rep := s.readDatasetFile(name, true)
-		if rep == nil {
-			loaded := s.loadOnce(ctx, name, lines, sum, filepath.Join(s.cfg.DatasetDir, name))
-			rep = &loaded
-		}
-		if rep.fail != nil {
-			fail("Could not load list", name, sourceInitFiles, rep.fail.message)
-		}
+		load(name, filepath.Join(s.cfg.DatasetDir, name), sourceInitFiles, func() ([]string, string, string) {
+			lines, sum, rep := s.readDatasetFile(name, true)
+			if rep != nil {
+				return nil, "", rep.fail.message
+			}
+			return lines, sum, ""
+		})
 	}
 	for _, d := range s.cfg.LoadDirs {
 		names, err := s.matchingNames(d.Dir, d.Match, true)
@@ -48,15 +80,12 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 			continue
 		}
 		for _, name := range names {
-			if err := s.loadFile(ctx, name, filepath.Join(d.Dir, name)); err != nil {
-				fail("Could not load list", name, filepath.Join(d.Dir, name), err.Error())
-			}
+			path := filepath.Join(d.Dir, name)
+			load(name, path, path, s.readFile(path))
 		}
 	}
 	for _, l := range s.cfg.Loads {
-		if err := s.loadFile(ctx, l.List, l.Path); err != nil {
-			fail("Could not load list", l.List, l.Path, err.Error())
-		}
+		load(l.List, l.Path, l.Path, s.readFile(l.Path))
 	}
 }
 
@@ -126,19 +155,20 @@ func (s *Server) matchingNames(dir, pattern string, regularOnly bool) ([]string,
 	return names, nil
 }
 
-// loadFile loads the file at path into the list named list.
-func (s *Server) loadFile(ctx context.Context, list, path string) error {
-	lines, sum, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
-	if err != nil {
-		return err
+// readFile returns the reader of a startup file at path (anywhere): its lines, their digest, or
+// why it could not be read.
+func (s *Server) readFile(path string) func() ([]string, string, string) {
+	return func() ([]string, string, string) {
+		lines, sum, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
+		if err != nil {
+			return nil, "", err.Error()
+		}
+		return lines, sum, ""
 	}
-	if rep := s.loadOnce(ctx, list, lines, sum, path); rep.fail != nil {
-		return errors.New(rep.fail.message)
-	}
-	return nil
 }
 
-// loadOnce hands a startup source's lines to store.LoadOnce and logs what it did.
+// loadOnce hands a startup source's lines to store.LoadOnce and logs what it did: it keeps the
+// list when another server starting at the same time loaded the same content first.
 func (s *Server) loadOnce(ctx context.Context, list string, lines []string, sum, source string) reply {
 	loaded, err := s.store.LoadOnce(ctx, list, lines, sum)
 	if err != nil {

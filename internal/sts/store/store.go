@@ -130,7 +130,9 @@ type Store interface {
 	// reports whether it loaded. The list is kept when its Digest is digest (another server
 	// sharing the backend loaded the same content, which clients may have consumed since), and,
 	// in a store restored from disk, when the restored state has the list at all. Concurrent
-	// LoadOnce calls with the same digest load it once.
+	// LoadOnce calls with the same digest load it once. The table server's startup calls it only
+	// for a list the store did not hold when it looked, or one an earlier source of the same
+	// startup loaded: it keeps any other list whatever its digest (sts.Server.LoadAtStartup).
 	LoadOnce(ctx context.Context, name string, lines []string, digest string) (bool, error)
 
 	// Lines returns a copy of the list's lines in order; ErrNotLoaded if there is no such list.
