@@ -40,6 +40,7 @@ type stateSettings struct {
 // process (the memory backend).
 type redisSettings struct {
 	url            string
+	usernameFile   string
 	passwordFile   string
 	caFile         string
 	sentinelMaster string
@@ -53,7 +54,7 @@ type redisSettings struct {
 // memoryOnlyFlags apply to the memory backend only; redisFlags need --redis-url.
 var (
 	memoryOnlyFlags = []string{"state-dir", "fsync-policy", "fsync-interval", "state-dir-wait", "snapshot-bytes", "max-total-bytes"}
-	redisFlags      = []string{"redis-password-file", "redis-ca-file", "redis-sentinel-master", "redis-sentinel-addrs", "redis-cluster", "redis-key-prefix", "redis-min-replicas", "redis-min-replicas-timeout"}
+	redisFlags      = []string{"redis-username-file", "redis-password-file", "redis-ca-file", "redis-sentinel-master", "redis-sentinel-addrs", "redis-cluster", "redis-key-prefix", "redis-min-replicas", "redis-min-replicas-timeout"}
 )
 
 // fsyncPolicies are the values of --fsync-policy.
@@ -138,6 +139,7 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.BoolVar(&s.state.wait, "state-dir-wait", false, "wait while another server holds --state-dir, instead of exiting")
 	fs.Var(byteSizeFlag{&s.state.snapshotBytes}, "snapshot-bytes", "bytes of journal after which a snapshot is written and the journal restarted")
 	fs.StringVar(&s.redis.url, "redis-url", "", "keep the lists in Redis or Valkey, shared by every sts using it: redis://[user:password@]host:port/db, or rediss:// for TLS (empty: in this process)")
+	fs.StringVar(&s.redis.usernameFile, "redis-username-file", "", "file holding the Redis ACL username, which replaces the URL's user")
 	fs.StringVar(&s.redis.passwordFile, "redis-password-file", "", "file holding the Redis password, which replaces the URL's")
 	fs.StringVar(&s.redis.caFile, "redis-ca-file", "", "PEM file of the certificate authorities a rediss:// server is checked against")
 	fs.StringVar(&s.redis.sentinelMaster, "redis-sentinel-master", "", "find the Redis master through Sentinel under this name (with --redis-sentinel-addrs)")

@@ -174,12 +174,18 @@ func openStore(s *settings, log *slog.Logger) (store.Store, *memory.Memory, erro
 	if s.redis.sentinelAddrs != "" {
 		conn.SentinelAddrs = strings.Split(s.redis.sentinelAddrs, ",")
 	}
-	if s.redis.passwordFile != "" {
-		b, err := os.ReadFile(s.redis.passwordFile)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--redis-password-file: %w", err)
+	for _, f := range []struct {
+		flag, path string
+		value      *string
+	}{{"redis-username-file", s.redis.usernameFile, &conn.Username}, {"redis-password-file", s.redis.passwordFile, &conn.Password}} {
+		if f.path == "" {
+			continue
 		}
-		conn.Password = strings.TrimSpace(string(b))
+		b, err := os.ReadFile(f.path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--%s: %w", f.flag, err)
+		}
+		*f.value = strings.TrimSpace(string(b))
 	}
 	client, err := conn.Client()
 	if err != nil {

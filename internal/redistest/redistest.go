@@ -54,6 +54,12 @@ func WithPassword(pw string) Option {
 	}
 }
 
+// WithUser adds the ACL user name, with password pw and every right (keys, channels, commands),
+// beside the default user.
+func WithUser(name, pw string) Option {
+	return WithArgs("--user", name, "on", ">"+pw, "~*", "&*", "+@all")
+}
+
 // WithArgs adds redis-server arguments after the defaults, which they override: for example
 // "--appendonly", "yes" or "--maxmemory", "1mb".
 func WithArgs(args ...string) Option {

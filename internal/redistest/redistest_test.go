@@ -179,3 +179,17 @@ func TestMissingRedisFailsUnlessSkipAsked(t *testing.T) {
 		}
 	}
 }
+
+func TestUser(t *testing.T) {
+	t.Parallel()
+	s := Start(t, WithPassword("default-pw"), WithUser("alice", "alice-pw"))
+	if reply := mustDo(t, s, "ACL", "WHOAMI"); reply != "default" {
+		t.Errorf("ACL WHOAMI with the default password: %#v", reply)
+	}
+	if _, err := Do(s.Addr, "AUTH", "alice", "alice-pw"); err != nil {
+		t.Errorf("AUTH alice: %v", err)
+	}
+	if _, err := Do(s.Addr, "AUTH", "bob", "alice-pw"); err == nil || !strings.HasPrefix(err.Error(), "WRONGPASS") {
+		t.Errorf("AUTH bob: %v, want WRONGPASS", err)
+	}
+}

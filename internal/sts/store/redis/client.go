@@ -16,6 +16,9 @@ type Connection struct {
 	// URL is redis://[user:password@]host:port/db, or rediss:// for TLS. With SentinelMaster its
 	// host is not used (the sentinels name the master); with Cluster it is the first node.
 	URL string
+	// Username, when not empty, replaces the URL's user: the Redis ACL user (read from
+	// --redis-username-file, so that it comes from the same Secret as the password).
+	Username string
 	// Password, when not empty, replaces the URL's (read from --redis-password-file, so that no
 	// secret sits in argv or the environment).
 	Password string
@@ -50,6 +53,9 @@ func (c Connection) Client() (goredis.UniversalClient, error) {
 	o, err := goredis.ParseURL(c.URL)
 	if err != nil {
 		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	if c.Username != "" {
+		o.Username = c.Username
 	}
 	if c.Password != "" {
 		o.Password = c.Password

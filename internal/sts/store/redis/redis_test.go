@@ -179,6 +179,52 @@ func TestMinReplicasWithoutReplica(t *testing.T) {
 	}
 }
 
+// An ACL user: the username and password of Connection replace the URL's, the right pair
+// works (reads, writes, the notifications of waiting reads), and a wrong username is
+// unavailable, logged as refused credentials, like a wrong password.
+func TestACLUser(t *testing.T) {
+	srv := redistest.Start(t, redistest.WithPassword("default-pw"), redistest.WithUser("sts-user", "user-pw"))
+	open := func(username string) (*Store, *syncbuf.Buffer) {
+		t.Helper()
+		client, err := Connection{URL: srv.URL(), Username: username, Password: "user-pw"}.Client()
+		if err != nil {
+			t.Fatal(err)
+		}
+		log := &syncbuf.Buffer{}
+		s, err := New(Options{Client: client, KeyPrefix: newPrefix(), HealthInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(log, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s, log
+	}
+
+	s, _ := open("sts-user")
+	testutil.Until(t, 10*time.Second, 10*time.Millisecond, "the store up as sts-user", s.Up)
+	ctx := t.Context()
+	if err := s.Add(ctx, "l", "a", store.Last, false); err != nil {
+		t.Fatalf("Add as sts-user: %v", err)
+	}
+	if got, err := s.Read(ctx, "l", store.First, 1, false, 0); err != nil || len(got) != 1 || got[0] != "a" {
+		t.Fatalf("Read as sts-user: %q, %v", got, err)
+	}
+	if who, err := srv.Do("CLIENT", "LIST"); err != nil || !strings.Contains(fmt.Sprint(who), "user=sts-user") {
+		t.Errorf("CLIENT LIST shows no connection of sts-user: %v, %v", who, err)
+	}
+
+	wrong, log := open("nobody")
+	if _, err := wrong.Length(ctx, "l"); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Length with a wrong username: %v, want store.ErrUnavailable", err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if wrong.Up() {
+		t.Error("the store is up with a wrong username")
+	}
+	if !strings.Contains(log.String(), "Redis refused the credentials") {
+		t.Errorf("the log does not say the credentials were refused:\n%s", log)
+	}
+}
+
 // A wrong password keeps the store down (not ready) and its calls unavailable, and says why in
 // the log; it does not crash.
 func TestWrongPasswordIsUnavailable(t *testing.T) {
