@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,8 @@ import (
 
 // TestContainerdImportsAndRunsImage imports an archive into a private containerd the way a
 // cluster node does (`ctr -n k8s.io images import`) and runs it, with a stand-in binary that
-// reports the user it runs as. It needs root and containerd, ctr and runc on PATH (Debian's
+// reports the user it runs as; then, where Debian's redis-server is installed, the Redis image
+// of -dynamic, whose programs must find their libraries. It needs root and containerd, ctr and runc on PATH (Debian's
 // containerd and runc packages, which the local cluster uses); elsewhere it is skipped.
 func TestContainerdImportsAndRunsImage(t *testing.T) {
 	if os.Geteuid() != 0 {
@@ -78,6 +80,30 @@ func TestContainerdImportsAndRunsImage(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("%s: container printed %q, want %q", run.name, out, want)
 		}
+	}
+
+	// The local cluster's Redis image: dynamically linked programs with their libraries.
+	if _, err := os.Stat("/usr/bin/redis-server"); err != nil {
+		t.Log("skipping the dynamically linked image: /usr/bin/redis-server is not installed")
+		return
+	}
+	redis := img
+	redis.Tag = "sts-e2e-redis:containerd-test"
+	if redis.Files, err = dynamicFiles(runtime.GOARCH, "/usr/bin/redis-server", []string{"/usr/bin/redis-cli"}); err != nil {
+		t.Fatal(err)
+	}
+	redis.Entrypoint = []string{"/usr/bin/redis-server"}
+	archive = filepath.Join(dir, "redis.tar")
+	if _, err := writeFile(archive, redis); err != nil {
+		t.Fatal(err)
+	}
+	ctr("images", "import", archive)
+	ref = "docker.io/library/" + redis.Tag
+	if out := ctr("run", "--rm", ref, "run-redis-server", "/usr/bin/redis-server", "--version"); !strings.HasPrefix(out, "Redis server v=") {
+		t.Errorf("redis-server --version printed %q", out)
+	}
+	if out := ctr("run", "--rm", ref, "run-redis-cli", "/usr/bin/redis-cli", "--version"); !strings.HasPrefix(out, "redis-cli ") {
+		t.Errorf("redis-cli --version printed %q", out)
 	}
 }
 

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
+	"sort"
 	"strings"
 	"time"
 )
@@ -17,8 +19,8 @@ import (
 // here and the one the Dockerfile builds behave the same under runAsNonRoot.
 const NonRootID = 65532
 
-// Image is a single-layer Linux image: a few files at the root of the filesystem plus the
-// settings a runtime reads from the image config.
+// Image is a single-layer Linux image: a few files plus the settings a runtime reads from the
+// image config.
 type Image struct {
 	// Tag is the repository:tag written into manifest.json, e.g. "sts-operator:v0.1.0".
 	Tag string
@@ -65,8 +67,9 @@ var (
 	group  = fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", NonRootID)
 )
 
-// Layer returns the uncompressed layer tar: the image's files plus the base filesystem a static
-// binary expects (user database, a world-writable /tmp, the user's home).
+// Layer returns the uncompressed layer tar: the base filesystem a program expects (user
+// database, a world-writable /tmp, the user's home), then the image's files in path order, each
+// after the directories that lead to it (owned by root, mode 755) where the base lacks them.
 func (img Image) Layer() ([]byte, error) {
 	entries := []entry{
 		img.dir("etc/", 0o755, 0),
@@ -78,11 +81,33 @@ func (img Image) Layer() ([]byte, error) {
 		// when the root filesystem is not mounted read-only.
 		img.dir("tmp/", 0o1777, 0),
 	}
-	for _, f := range img.Files {
+	isDir := map[string]bool{} // every member so far, by its name without a trailing slash
+	for _, e := range entries {
+		isDir[strings.TrimSuffix(e.hdr.Name, "/")] = e.hdr.Typeflag == tar.TypeDir
+	}
+	files := append([]File(nil), img.Files...)
+	sort.SliceStable(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	for _, f := range files {
 		name, err := layerPath(f.Path)
 		if err != nil {
 			return nil, err
 		}
+		parts := strings.Split(name, "/")
+		for i := 1; i < len(parts); i++ {
+			parent := strings.Join(parts[:i], "/")
+			dir, seen := isDir[parent]
+			if seen && !dir {
+				return nil, fmt.Errorf("file path %q: /%s is a file", f.Path, parent)
+			}
+			if !seen {
+				entries = append(entries, img.dir(parent+"/", 0o755, 0))
+				isDir[parent] = true
+			}
+		}
+		if _, seen := isDir[name]; seen {
+			return nil, fmt.Errorf("file path %q: the image has it already", f.Path)
+		}
+		isDir[name] = false
 		entries = append(entries, img.file(name, f.Mode, f.Data))
 	}
 	var buf bytes.Buffer
@@ -123,12 +148,12 @@ func writeTar(w io.Writer, entries []entry) error {
 	return tw.Close()
 }
 
-// layerPath turns "/manager" into "manager": layer entries are relative to the root. Only files
-// at the root are supported, which is all this image has.
+// layerPath turns "/manager" or "/usr/bin/redis-server" into "manager" or "usr/bin/redis-server":
+// layer entries are relative to the root. It refuses anything but a clean absolute path.
 func layerPath(p string) (string, error) {
 	name := strings.TrimPrefix(p, "/")
-	if name == p || name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return "", fmt.Errorf("file path %q: want a file at the image root such as /manager", p)
+	if name == p || name == "" || path.Clean(p) != p || strings.Contains(name, "\x00") {
+		return "", fmt.Errorf("file path %q: want a clean absolute path such as /manager", p)
 	}
 	return name, nil
 }

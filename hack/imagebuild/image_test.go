@@ -189,6 +189,53 @@ func TestLayerContents(t *testing.T) {
 	}
 }
 
+// TestLayerNestedPaths places files below directories, as a dynamically linked program needs:
+// each directory comes once, before what it holds, owned by root; the base's are reused.
+func TestLayerNestedPaths(t *testing.T) {
+	img := testImage()
+	img.Files = []File{
+		{Path: "/usr/bin/redis-server", Mode: 0o755, Data: []byte("server")},
+		{Path: "/lib64/ld-linux-x86-64.so.2", Mode: 0o755, Data: []byte("loader")},
+		{Path: "/usr/bin/redis-cli", Mode: 0o755, Data: []byte("client")},
+		{Path: "/lib/x86_64-linux-gnu/libc.so.6", Mode: 0o644, Data: []byte("libc")},
+		{Path: "/etc/redis.conf", Mode: 0o644, Data: []byte("conf")},
+	}
+	layer, err := img.Layer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	tr := tar.NewReader(bytes.NewReader(layer))
+	for {
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		order = append(order, hdr.Name)
+		if hdr.Typeflag == tar.TypeDir && hdr.Name != "home/nonroot/" && hdr.Name != "tmp/" && (hdr.Mode != 0o755 || hdr.Uid != 0) {
+			t.Errorf("%s: mode %o owner %d, want 755 owned by root", hdr.Name, hdr.Mode, hdr.Uid)
+		}
+	}
+	seen := map[string]bool{}
+	for _, name := range order {
+		if seen[name] {
+			t.Errorf("%s comes twice", name)
+		}
+		seen[name] = true
+		if parent := filepath.Dir(strings.TrimSuffix(name, "/")); parent != "." && !seen[parent+"/"] {
+			t.Errorf("%s comes before its directory %s/", name, parent)
+		}
+	}
+	want := "etc/ etc/group etc/passwd home/ home/nonroot/ tmp/ etc/redis.conf lib/ lib/x86_64-linux-gnu/ " +
+		"lib/x86_64-linux-gnu/libc.so.6 lib64/ lib64/ld-linux-x86-64.so.2 usr/ usr/bin/ usr/bin/redis-cli usr/bin/redis-server"
+	if got := strings.Join(order, " "); got != want {
+		t.Errorf("layer members\n got %s\nwant %s", got, want)
+	}
+}
+
 func TestArchiveIsDeterministic(t *testing.T) {
 	var a, b bytes.Buffer
 	if _, err := testImage().WriteArchive(&a); err != nil {
@@ -216,10 +263,15 @@ func TestBadInputIsRejected(t *testing.T) {
 		"tag without version":    func(img *Image) { img.Tag = "sts-operator" },
 		"upper-case repository":  func(img *Image) { img.Tag = "STS:v1" },
 		"tag with a slash":       func(img *Image) { img.Tag = "sts-operator:v1/x" },
-		"file not at the root":   func(img *Image) { img.Files[0].Path = "/usr/bin/manager" },
 		"relative file path":     func(img *Image) { img.Files[0].Path = "manager" },
 		"file path escaping out": func(img *Image) { img.Files[0].Path = "/../manager" },
 		"parent directory":       func(img *Image) { img.Files[0].Path = "/.." },
+		"unclean file path":      func(img *Image) { img.Files[0].Path = "/usr//bin/manager" },
+		"directory path":         func(img *Image) { img.Files[0].Path = "/usr/bin/" },
+		"the same path twice":    func(img *Image) { img.Files[1].Path = img.Files[0].Path },
+		"a base file":            func(img *Image) { img.Files[0].Path = "/etc/passwd" },
+		"a base directory":       func(img *Image) { img.Files[0].Path = "/tmp" },
+		"below a file":           func(img *Image) { img.Files[1].Path = img.Files[0].Path + "/sts" },
 	} {
 		t.Run(name, func(t *testing.T) {
 			img := testImage()
@@ -309,5 +361,66 @@ func TestRunProgramMode(t *testing.T) {
 	}
 	if err := run([]string{"-o", out, "-tag", "sts-local-pause:v1", "-program", filepath.Join(dir, "missing")}, io.Discard); err == nil {
 		t.Error("run accepted a missing program")
+	}
+}
+
+// TestRunDynamicMode packs redis-server and redis-cli as build.sh does for the local cluster.
+func TestRunDynamicMode(t *testing.T) {
+	hostMachine(t)
+	for _, p := range []string{"/usr/bin/redis-server", "/usr/bin/redis-cli"} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("%s is not installed (Debian's redis-server and redis-tools)", p)
+		}
+	}
+	dir := t.TempDir()
+	var listing bytes.Buffer
+	flags := []string{"-dynamic", "/usr/bin/redis-server", "-also", "/usr/bin/redis-cli"}
+	if err := run(append(flags, "-list"), &listing); err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(listing.String(), "\n"), "\n") {
+		sum, p, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 {
+			t.Fatalf("-list line %q: want \"<sha256>  <path>\"", line)
+		}
+		listed[p] = sum
+	}
+	out := filepath.Join(dir, "redis.tar")
+	if err := run(append(flags, "-o", out, "-tag", "sts-e2e-redis:test"), io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	files, m, cfg := readImageFile(t, out)
+	if got := strings.Join(cfg.Config.Entrypoint, " "); got != "/usr/bin/redis-server" {
+		t.Errorf("entrypoint = %q, want /usr/bin/redis-server", got)
+	}
+	if cfg.Config.User != "65532:65532" {
+		t.Errorf("User = %q, want the non-root 65532:65532", cfg.Config.User)
+	}
+	headers, layerFiles := readTar(t, files[m.Layers[0]])
+	regular := 0
+	for name, hdr := range headers {
+		if hdr.Typeflag != tar.TypeReg || name == "etc/passwd" || name == "etc/group" {
+			continue
+		}
+		regular++
+		if sum := listed["/"+name]; sum != strings.TrimPrefix(digest(layerFiles[name]), "sha256:") {
+			t.Errorf("%s: -list says %q, the layer holds %s", name, sum, digest(layerFiles[name]))
+		}
+	}
+	if regular != len(listed) {
+		t.Errorf("the layer has %d files, -list printed %d", regular, len(listed))
+	}
+
+	for _, bad := range [][]string{
+		{"-also", "/usr/bin/redis-cli", "-o", out, "-tag", "x:y"}, // -also without -dynamic
+		{"-list"}, // -list without -dynamic
+		{"-dynamic", "/usr/bin/redis-server", "-program", out, "-o", out, "-tag", "x:y"}, // both modes
+		{"-dynamic", "/usr/bin/redis-server", "-arch", "riscv64", "-list"},               // an architecture it has no directories for
+		{"-dynamic", "/usr/bin/redis-server", "-list", "extra"},                          // a stray argument
+	} {
+		if err := run(bad, io.Discard); err == nil {
+			t.Errorf("run accepted %q", bad)
+		}
 	}
 }

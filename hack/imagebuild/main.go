@@ -6,6 +6,14 @@
 // With -program it packs one other static binary the same way, as the image's entrypoint: the
 // local cluster's pause image and the end-to-end load generator (hack/cluster).
 //
+// With -dynamic it packs a dynamically linked program of the host (Debian's layout) at its own
+// path, as the entrypoint, with what the dynamic loader needs to run it: the ELF interpreter and
+// the shared libraries it needs, recursively, at the paths the loader looks for them, as real
+// files (DynamicFiles). Each -also adds another such program, say a client for probes and
+// `kubectl exec`. The local cluster's Redis image is /usr/bin/redis-server with
+// /usr/bin/redis-cli. -list prints what would be packed instead of writing the image: one
+// "sha256 path" line per file, whose hash build.sh puts in the tag.
+//
 // The output depends only on the inputs: every mtime is the creation time, which is
 // SOURCE_DATE_EPOCH when set (the reproducible-builds convention) and the Unix epoch otherwise.
 package main
@@ -19,7 +27,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,9 +50,35 @@ func run(args []string, stdout io.Writer) error {
 		sts     = fs.String("sts", "bin/sts", "`path` of the static sts binary")
 		arch    = fs.String("arch", runtime.GOARCH, "GOARCH the binaries were built for")
 		program = fs.String("program", "", "`path` of one static binary to pack instead of manager and sts; the image runs it as /<its file name>")
+		dynamic = fs.String("dynamic", "", "absolute `path` of a dynamically linked program to pack, with its interpreter and libraries, instead of manager and sts; the image runs it at that path")
+		list    = fs.Bool("list", false, "with -dynamic, print the files that would be packed (sha256 and path) instead of writing an image")
+		also    []string
 	)
+	fs.Func("also", "absolute `path` of another dynamically linked program to pack with -dynamic (repeatable)", func(p string) error {
+		also = append(also, p)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *dynamic != "" && *program != "" {
+		return errors.New("-program and -dynamic exclude each other")
+	}
+	if *dynamic == "" && (len(also) > 0 || *list) {
+		return errors.New("-also and -list need -dynamic")
+	}
+	if *list {
+		files, err := dynamicFiles(*arch, *dynamic, also)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			fmt.Fprintf(stdout, "%s  %s\n", sha256Hex(f.Data), f.Path)
+		}
+		return nil
 	}
 	if *out == "" || *tag == "" {
 		return errors.New("-o and -tag are required")
@@ -65,6 +101,16 @@ func run(args []string, stdout io.Writer) error {
 		},
 		Created: created,
 	}
+	if *dynamic != "" {
+		if img.Files, err = dynamicFiles(*arch, *dynamic, also); err != nil {
+			return err
+		}
+		img.Entrypoint = []string{*dynamic}
+		img.Labels["org.opencontainers.image.title"] = filepath.Base(*dynamic)
+		img.Labels["org.opencontainers.image.description"] = "the host's " + strings.Join(append([]string{*dynamic}, also...), " and ") +
+			" with the shared libraries they need, packed by sts-operator's hack/imagebuild for test clusters"
+		return write(stdout, *out, img)
+	}
 	type binary struct{ path, src string }
 	binaries := []binary{{"/manager", *manager}, {"/sts", *sts}}
 	if *program != "" {
@@ -81,12 +127,34 @@ func run(args []string, stdout io.Writer) error {
 		}
 		img.Files = append(img.Files, File{Path: bin.path, Mode: 0o755, Data: data})
 	}
-	written, err := writeFile(*out, img)
+	return write(stdout, *out, img)
+}
+
+func write(stdout io.Writer, out string, img Image) error {
+	written, err := writeFile(out, img)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "image %s id %s layer %s\n", img.Tag, written.ConfigDigest, written.DiffID)
 	return nil
+}
+
+// dynamicFiles is DynamicFiles for -dynamic and -also, built for GOARCH arch.
+func dynamicFiles(arch, program string, also []string) ([]File, error) {
+	machine, ok := goarchMachine[arch]
+	if !ok {
+		return nil, fmt.Errorf("-arch %s: -dynamic packs programs for %v only", arch, keys(goarchMachine))
+	}
+	return DynamicFiles(machine, append([]string{program}, also...)...)
+}
+
+func keys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 // creationTime parses SOURCE_DATE_EPOCH (seconds since the epoch); empty means the epoch.
