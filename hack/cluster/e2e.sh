@@ -9,8 +9,9 @@
 # With KUBECONFIG naming another cluster (kind, a cloud; use a disposable one: the suite
 # installs and uninstalls the operator and leaves the CRD): runs there. Its nodes must find the
 # images: E2E_IMAGE_LOAD is a command that loads an image tarball given as its last argument,
-# e.g. E2E_IMAGE_LOAD='kind load image-archive'; without it the images (IMG and the stsload
-# image) must already be pullable by the nodes.
+# e.g. E2E_IMAGE_LOAD='kind load image-archive'; without it the images (IMG, the stsload image
+# and, when this machine has redis-server, the Redis image) must already be pullable by the
+# nodes. Without redis-server here, the Redis test runs examples/redis's own image.
 #
 # Either way: builds the images, installs the operator with the Helm chart, runs
 # `go test -tags e2e ./test/e2e/...`, and on failure leaves the cluster's state, events and
@@ -71,17 +72,19 @@ if [[ $local_cluster == true ]]; then
 	fi
 	wait_builds
 	"$here/build.sh"
-	"$here/load-image.sh" "$repo/$IMAGE_TAR" "$CLUSTER_BIN/stsload.tar"
+	"$here/load-image.sh" "$repo/$IMAGE_TAR" "$CLUSTER_BIN/stsload.tar" "$CLUSTER_BIN/redis.tar"
 else
 	"$here/build.sh" --tools
 	wait_builds
+	tars=("$repo/$IMAGE_TAR" "$CLUSTER_BIN/stsload.tar")
+	[[ ! -f $CLUSTER_BIN/redis.tar.tag ]] || tars+=("$CLUSTER_BIN/redis.tar")
 	if [[ -n ${E2E_IMAGE_LOAD:-} ]]; then
-		for tar in "$repo/$IMAGE_TAR" "$CLUSTER_BIN/stsload.tar"; do
+		for tar in "${tars[@]}"; do
 			log "loading $tar: $E2E_IMAGE_LOAD $tar"
 			$E2E_IMAGE_LOAD "$tar"
 		done
 	else
-		log "E2E_IMAGE_LOAD is not set: the nodes must be able to pull $IMG and $(cat "$CLUSTER_BIN/stsload.tar.tag")"
+		log "E2E_IMAGE_LOAD is not set: the nodes must be able to pull $IMG$(for tar in "${tars[@]:1}"; do printf ', %s' "$(cat "$tar.tag")"; done)"
 	fi
 fi
 install_operator "$IMG" "$repo/$IMAGE_TAR"
@@ -90,7 +93,8 @@ log "running the e2e suite (go test -tags e2e ./test/e2e/...)"
 mkdir -p "$artifacts"
 tests_started=$SECONDS
 E2E_LOAD_IMAGE=$(cat "$CLUSTER_BIN/stsload.tar.tag")
-export E2E_LOAD_IMAGE E2E_KUBECTL=$KUBECTL E2E_HELM=$HELM E2E_CHART=$repo/charts/sts-operator \
+E2E_REDIS_IMAGE=$(cat "$CLUSTER_BIN/redis.tar.tag" 2>/dev/null || true) # empty: examples/redis's own image
+export E2E_LOAD_IMAGE E2E_REDIS_IMAGE E2E_KUBECTL=$KUBECTL E2E_HELM=$HELM E2E_CHART=$repo/charts/sts-operator \
 	E2E_RELEASE=$RELEASE E2E_OPERATOR_NAMESPACE=$OPERATOR_NAMESPACE E2E_ARTIFACTS=$artifacts
 if [[ $local_cluster == true ]]; then
 	export E2E_HOSTPATH_ROOT=$STATE/hostpath # down.sh removes it

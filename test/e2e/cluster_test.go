@@ -39,6 +39,7 @@ import (
 // settings come from the environment that `make e2e` sets (see doc.go).
 type settings struct {
 	loadImage         string // the stsload image
+	redisImage        string // replaces examples/redis's image when set (E2E_REDIS_IMAGE)
 	kubectl, helm     string // binaries
 	chart, release    string // the Helm chart's path and the release `make e2e` installed
 	operatorNamespace string
@@ -70,6 +71,7 @@ func setup() error {
 	}
 	env = settings{
 		loadImage:         os.Getenv("E2E_LOAD_IMAGE"),
+		redisImage:        os.Getenv("E2E_REDIS_IMAGE"),
 		kubectl:           get("E2E_KUBECTL", "kubectl"),
 		helm:              get("E2E_HELM", "helm"),
 		chart:             get("E2E_CHART", "../../charts/sts-operator"),
