@@ -112,10 +112,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writePlain(w, http.StatusOK, "ok")
 		return
 	case readyPath:
-		if s.phase.Load() == phaseServing && s.backendUp() {
-			writePlain(w, http.StatusOK, "ok")
+		if why := s.notReady(); why != "" {
+			writePlain(w, http.StatusServiceUnavailable, "not ready: "+why)
 		} else {
-			writePlain(w, http.StatusServiceUnavailable, "not ready")
+			writePlain(w, http.StatusOK, "ok")
 		}
 		return
 	case metricsPath:
@@ -161,11 +161,20 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// backendUp reports whether the store's backend answers: a server that cannot reach Redis is
-// not ready, so that a Service sends clients to one that can.
-func (s *Server) backendUp() bool {
-	h, shared := s.store.(store.Health)
-	return !shared || h.Up()
+// notReady says why /readyz fails, "" when the server is ready: it is ready only while serving
+// and while the store's backend answers (a server that cannot reach Redis is not ready, so that
+// a Service sends clients to one that can).
+func (s *Server) notReady() string {
+	switch s.phase.Load() {
+	case phaseStarting:
+		return "starting"
+	case phaseStopping:
+		return "stopping"
+	}
+	if h, shared := s.store.(store.Health); shared && !h.Up() {
+		return "the " + h.Name() + " backend does not answer"
+	}
+	return ""
 }
 
 // unavailable returns the refusal of a command that arrives while the server cannot take it.
