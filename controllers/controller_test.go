@@ -792,8 +792,26 @@ func TestInvalidResourcesAreRejected(t *testing.T) {
 			want: "spec.server.limits.maxLinesPerList"},
 		"maxWait too long": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxWait: &metav1.Duration{Duration: 2 * time.Hour}})},
 			want: "maxWait must be at most 1h"},
-		"name not a label": {name: "1tables", want: "metadata.name must be a DNS label"},
-		"name too long":    {name: strings.Repeat("t", 64), want: "metadata.name must be a DNS label"},
+		"two memory replicas":        {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Replicas = 2 }}, want: "replicas above 1 need a shared backend"},
+		"65 replicas":                {opts: []stsOption{withRedis(redisAt("r:6379"), 65)}, want: "spec.replicas"},
+		"a claim for several pods":   {opts: []stsOption{withRedis(redisAt("r:6379"), 2), withStorageSize("1Gi", nil)}, want: "storage.size makes a ReadWriteOnce claim"},
+		"a journal on Redis":         {opts: []stsOption{withRedis(redisAt("r:6379"), 1), withServer(stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityEnabled})}, want: "server.durability Enabled applies to the memory backend only"},
+		"a memory limit on Redis":    {opts: []stsOption{withRedis(redisAt("r:6379"), 1), withLimits(stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1Mi"))})}, want: "maxTotalBytes applies to the memory backend only"},
+		"a Redis for memory":         {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Backend.Redis = redisAt("r:6379") }}, want: "backend.redis applies only with type redis"},
+		"an unknown backend":         {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Backend.Type = "etcd" }}, want: `Unsupported value: "etcd"`},
+		"address and sentinel":       {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{"s:26379"}}}}, 1)}, want: "set address or sentinel, not both"},
+		"an address without a port":  {opts: []stsOption{withRedis(redisAt("redis.svc"), 1)}, want: "spec.backend.redis.address"},
+		"a URL as the address":       {opts: []stsOption{withRedis(redisAt("redis://r:6379"), 1)}, want: "spec.backend.redis.address"},
+		"sentinel without a master":  {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Sentinel: &stsv1alpha1.RedisSentinel{Addresses: []string{"s:26379"}}}}, 1)}, want: "spec.backend.redis.sentinel.masterName"},
+		"sentinel without sentinels": {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{}}}}, 1)}, want: "spec.backend.redis.sentinel.addresses"},
+		"cluster by sentinel":        {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Cluster: ptr.To(true), Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{"s:26379"}}}}, 1)}, want: "cluster needs address"},
+		"cluster database":           {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Cluster: ptr.To(true), Database: ptr.To[int32](2)}}, 1)}, want: "a Redis Cluster has only database 0"},
+		"database 16":                {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Database: ptr.To[int32](16)}}, 1)}, want: "spec.backend.redis.database"},
+		"a CA without TLS":           {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", TLS: &stsv1alpha1.RedisTLS{CASecret: &stsv1alpha1.KeySelector{Name: "ca", Key: "ca.crt"}}}}, 1)}, want: "tls.caSecret applies only with tls.enabled"},
+		"a brace in the prefix":      {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379"}, KeyPrefix: "a{b"}, 1)}, want: "keyPrefix must not contain '{' or '}'"},
+		"min replicas timeout 1h":    {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379"}, MinReplicas: 1, MinReplicasTimeout: &metav1.Duration{Duration: time.Hour}}, 1)}, want: "minReplicasTimeout must be between 10ms and 1m"},
+		"name not a label":           {name: "1tables", want: "metadata.name must be a DNS label"},
+		"name too long":              {name: strings.Repeat("t", 64), want: "metadata.name must be a DNS label"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -833,6 +851,14 @@ func TestStorageIsImmutable(t *testing.T) {
 		"storage removed": {[]stsOption{withExistingClaim("c")},
 			func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage = nil },
 			"storage cannot be added or removed"},
+		"memory to redis": {nil,
+			func(s *stsv1alpha1.SimpleTableServer) { withRedis(redisAt("r:6379"), 1)(s) },
+			"backend.type cannot be changed"},
+		"redis to memory": {[]stsOption{withRedis(redisAt("r:6379"), 1)},
+			func(s *stsv1alpha1.SimpleTableServer) {
+				s.Spec.Backend = stsv1alpha1.Backend{Type: stsv1alpha1.BackendMemory}
+			},
+			"backend.type cannot be changed"},
 	}
 	i := 0
 	for name, tc := range tests {
@@ -856,6 +882,15 @@ func TestStorageIsImmutable(t *testing.T) {
 	sts.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
 	if err := s.k8s.Update(context.Background(), sts); err != nil {
 		t.Errorf("a change that keeps storage was refused: %v", err)
+	}
+	// A Redis backend may move to another Redis, and scale.
+	onRedis := newSTS("mutable-redis", inNamespace(ns), withRedis(redisAt("r:6379"), 1))
+	onRedis.UID = ""
+	s.create(t, onRedis)
+	onRedis.Spec.Backend.Redis.Address = "other:6379"
+	onRedis.Spec.Replicas = 3
+	if err := s.k8s.Update(context.Background(), onRedis); err != nil {
+		t.Errorf("a new Redis address and replica count were refused: %v", err)
 	}
 }
 

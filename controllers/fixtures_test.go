@@ -85,3 +85,11 @@ func withServer(opts stsv1alpha1.ServerOptions) stsOption {
 func withLimits(l stsv1alpha1.ServerLimits) stsOption {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Server.Limits = l }
 }
+
+// withRedis gives the resource a Redis backend (r nil: one that names no Redis) and replicas.
+func withRedis(r *stsv1alpha1.RedisBackend, replicas int32) stsOption {
+	return func(s *stsv1alpha1.SimpleTableServer) {
+		s.Spec.Backend = stsv1alpha1.Backend{Type: stsv1alpha1.BackendRedis, Redis: r}
+		s.Spec.Replicas = replicas
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -124,7 +125,9 @@ func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *s
 		var missing *missingSourceError
 		switch {
 		case errors.As(err, &missing):
-			src.missing = append(src.missing, fmt.Sprintf("%s (%s)", missing, ref.what))
+			if what := fmt.Sprintf("%s (%s)", missing, ref.what); !slices.Contains(src.missing, what) {
+				src.missing = append(src.missing, what) // the password's and the username's Secret
+			}
 		case err != nil:
 			return nil, err
 		case ref.what == "authTokenSecret":

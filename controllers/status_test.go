@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
@@ -51,10 +52,12 @@ func specProblem(what string) observed {
 type rollout int
 
 const (
-	notObserved  rollout = iota // the controller has not seen the current generation
-	podStarting                 // the pod of the current spec exists, not available yet
-	rolledOutNow                // the one pod of the current spec is available
-	deadlinePast                // the rollout exceeded its progress deadline
+	notObserved    rollout = iota // the controller has not seen the current generation
+	podStarting                   // the pod of the current spec exists, not available yet
+	rolledOutNow                  // the one pod of the current spec is available
+	deadlinePast                  // the rollout exceeded its progress deadline
+	oneOfThreeDown                // three replicas of the current spec, two of them available
+	threeUnready                  // three replicas of the current spec, none available
 )
 
 // deployed: a Deployment at generation 2 exists that loaded the given dataset hashes, in the
@@ -72,6 +75,12 @@ func deployed(state rollout, loaded map[string]string) observed {
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1}
 		case rolledOutNow:
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+		case oneOfThreeDown, threeUnready:
+			d.Spec.Replicas = ptr.To[int32](3)
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, AvailableReplicas: 2}
+			if state == threeUnready {
+				d.Status.AvailableReplicas = 0
+			}
 		case deadlinePast:
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, Conditions: []appsv1.DeploymentCondition{{
 				Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
@@ -97,6 +106,11 @@ func answered(lists ...protocol.List) observed {
 }
 
 func noAnswer(o *observation) { o.server.err = errors.New("connection refused") }
+
+// backendDown: a pod reports that it cannot reach Redis.
+func backendDown(o *observation) {
+	o.server.backendErr = &refusedError{command: "STATUS", httpStatus: 503, reason: protocol.ReasonBackendUnavailable, message: "redis: connection refused"}
+}
 
 func applyFailed(err error) observed { return func(o *observation) { o.applyErr = err } }
 
@@ -212,6 +226,21 @@ func TestComputeStatusConditions(t *testing.T) {
 			obs: observe(sourceHash("users", "h2"), deployed(rolledOutNow, loadedUsers), answered(users),
 				reloadFailed(errors.New("LOAD: context deadline exceeded"))),
 			want:        [5]string{"True/Serving", "True/ReloadFailed", "False/ReloadFailed", "True/Loaded", "False/ReloadFailed"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
+		"several replicas, one of them not available": {
+			obs:         observe(sourceHash("users", "h1"), deployed(oneOfThreeDown, loadedUsers), answered(users)),
+			want:        [5]string{"True/Serving", "True/WaitingForPod", "False/WaitingForPod", "True/Loaded", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
+		"Redis unreachable: no pod ready, one says why": {
+			obs:         observe(sourceHash("users", "h1"), deployed(threeUnready, loadedUsers), noAnswer, backendDown),
+			want:        [5]string{"False/BackendUnavailable", "True/BackendUnavailable", "False/BackendUnavailable", "Unknown/BackendUnavailable", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
+		"Redis unreachable from one pod, the others serve": {
+			obs:         observe(sourceHash("users", "h1"), deployed(oneOfThreeDown, loadedUsers), answered(users), backendDown),
+			want:        [5]string{"True/Serving", "True/BackendUnavailable", "False/BackendUnavailable", "True/Loaded", "True/InSync"},
 			wantKstatus: kstatus.InProgressStatus,
 		},
 		"serving, source deleted later": {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -189,7 +191,7 @@ func (e *testEndpoints) set(t testing.TB, key, url string) {
 
 // rollouts plays the Deployment controller, which envtest does not run, in the namespaces that
 // tests hand it: a Deployment there whose status lags its generation gets the status of a
-// finished rollout, its one pod available.
+// finished rollout, its pods available.
 type rollouts struct {
 	k8s        client.Client
 	mu         sync.Mutex
@@ -232,7 +234,8 @@ func (r *rollouts) run(ctx context.Context) {
 				if d.Status.ObservedGeneration == d.Generation {
 					continue
 				}
-				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+				n := ptr.Deref(d.Spec.Replicas, 1)
+				d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: n, UpdatedReplicas: n, ReadyReplicas: n, AvailableReplicas: n}
 				_ = r.k8s.Status().Update(ctx, d)
 			}
 		}
@@ -368,14 +371,20 @@ func eventually(t testing.TB, timeout time.Duration, check func() error) {
 // current generation, and returns the resource as read then.
 func (s *envtestSuite) waitForCondition(t testing.TB, sts *stsv1alpha1.SimpleTableServer, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) *stsv1alpha1.SimpleTableServer {
 	t.Helper()
+	return s.waitForMessage(t, sts, typ, status, reason, "", timeout)
+}
+
+// waitForMessage is waitForCondition for a condition whose message also holds part.
+func (s *envtestSuite) waitForMessage(t testing.TB, sts *stsv1alpha1.SimpleTableServer, typ string, status metav1.ConditionStatus, reason, part string, timeout time.Duration) *stsv1alpha1.SimpleTableServer {
+	t.Helper()
 	cur := &stsv1alpha1.SimpleTableServer{}
 	eventually(t, timeout, func() error {
 		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), cur); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(cur.Status.Conditions, typ)
-		if c == nil || c.Status != status || c.Reason != reason || c.ObservedGeneration != cur.Generation {
-			return fmt.Errorf("%s condition is %+v, want %s/%s at generation %d", typ, c, status, reason, cur.Generation)
+		if c == nil || c.Status != status || c.Reason != reason || c.ObservedGeneration != cur.Generation || !strings.Contains(c.Message, part) {
+			return fmt.Errorf("%s condition is %+v, want %s/%s at generation %d saying %q", typ, c, status, reason, cur.Generation, part)
 		}
 		return nil
 	})

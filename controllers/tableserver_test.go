@@ -36,7 +36,13 @@ type testTableServer struct {
 // carry it. configure, if any, changes the server's configuration.
 func startTableServer(t testing.TB, token string, lists map[string][]string, configure ...func(*sts.Config)) *testTableServer {
 	t.Helper()
-	ts := &testTableServer{store: memory.New()}
+	return startTableServerOn(t, memory.New(), token, lists, configure...)
+}
+
+// startTableServerOn is startTableServer with the lists in st.
+func startTableServerOn(t testing.TB, st store.Store, token string, lists map[string][]string, configure ...func(*sts.Config)) *testTableServer {
+	t.Helper()
+	ts := &testTableServer{store: st}
 	for name, lines := range lists {
 		ts.store.Replace(context.Background(), name, lines, "")
 	}

@@ -2,10 +2,12 @@
 --
 -- Progressing the operator has not reported on the current spec yet (status.observedGeneration
 --             or a condition's observedGeneration is behind metadata.generation), Reconciling
---             is True (the pod rolls out or starts), or Ready is absent or Unknown.
+--             is True (pods roll out or start, one of several replicas is not available), or
+--             Ready is absent or Unknown.
 -- Degraded    Stalled is True (a missing source, a spec the server cannot run, a name taken by
 --             another object, a rollout past its deadline, a refused reload), or Ready is False
---             with reason Unreachable (the pod is available but the server does not answer).
+--             with reason Unreachable (the pod is available but the server does not answer) or
+--             BackendUnavailable (the table servers cannot reach their Redis).
 -- Healthy     Ready is True. A source that changed under datasetUpdatePolicy Keep
 --             (DatasetsInSync False, reason SourceChanged) is drift, not a fault: still
 --             Healthy, with the drift in the message.
@@ -73,9 +75,9 @@ if isTrue(stalled) then
   return hs
 end
 
-if ready ~= nil and ready.status == "False" and ready.reason == "Unreachable" then
+if ready ~= nil and ready.status == "False" and (ready.reason == "Unreachable" or ready.reason == "BackendUnavailable") then
   hs.status = "Degraded"
-  hs.message = describe(ready, "Unreachable")
+  hs.message = describe(ready, ready.reason)
   return hs
 end
 

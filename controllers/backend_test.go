@@ -1,0 +1,384 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/redistest"
+	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+)
+
+func redisAt(address string) *stsv1alpha1.RedisBackend {
+	return &stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: address}}
+}
+
+func TestDeploymentOnRedis(t *testing.T) {
+	base := []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=true", "--allow-stop=false"}
+	tests := map[string]struct {
+		redis    *stsv1alpha1.RedisBackend
+		opts     []stsOption
+		wantArgs []string
+		// wantFiles are the files mounted from Secrets: path -> "secret/key".
+		wantFiles map[string]string
+	}{
+		"an address": {
+			redis:    redisAt("redis.redis.svc:6379"),
+			wantArgs: append(slices.Clone(base), "--redis-url=redis://redis.redis.svc:6379/0", "--redis-key-prefix=sts:perf/logins:"),
+		},
+		"every option": {
+			redis: &stsv1alpha1.RedisBackend{
+				RedisConnection: stsv1alpha1.RedisConnection{
+					Address: "r.example.com:6380", Database: ptr.To[int32](3),
+					CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis", PasswordKey: "pw", UsernameKey: "user"},
+					TLS:               &stsv1alpha1.RedisTLS{Enabled: true, CASecret: &stsv1alpha1.KeySelector{Name: "redis-ca", Key: "ca.pem"}},
+				},
+				KeyPrefix: "load:", MinReplicas: 1, MinReplicasTimeout: &metav1.Duration{Duration: 500 * time.Millisecond},
+			},
+			wantArgs: append(slices.Clone(base), "--redis-url=rediss://r.example.com:6380/3", "--redis-key-prefix=load:",
+				"--redis-password-file=/var/run/sts/redis/password", "--redis-username-file=/var/run/sts/redis/username",
+				"--redis-ca-file=/var/run/sts/redis-ca/ca.crt", "--redis-min-replicas=1", "--redis-min-replicas-timeout=500ms"),
+			wantFiles: map[string]string{
+				"/var/run/sts/redis/password": "redis/pw", "/var/run/sts/redis/username": "redis/user", "/var/run/sts/redis-ca/ca.crt": "redis-ca/ca.pem",
+			},
+		},
+		"Sentinel, the default password key": {
+			redis: &stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{
+				Sentinel:          &stsv1alpha1.RedisSentinel{MasterName: "main", Addresses: []string{"s0:26379", "s1:26379"}},
+				CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis"},
+			}},
+			wantArgs: append(slices.Clone(base), "--redis-url=redis://s0:26379/0", "--redis-key-prefix=sts:perf/logins:",
+				"--redis-sentinel-master=main", "--redis-sentinel-addrs=s0:26379,s1:26379", "--redis-password-file=/var/run/sts/redis/password"),
+			wantFiles: map[string]string{"/var/run/sts/redis/password": "redis/password"},
+		},
+		"Cluster": {
+			redis:    &stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "node-0:6379", Cluster: ptr.To(true)}},
+			wantArgs: append(slices.Clone(base), "--redis-url=redis://node-0:6379/0", "--redis-key-prefix=sts:perf/logins:", "--redis-cluster"),
+		},
+		"storage: no journal, the lists are in Redis": {
+			redis: redisAt("r:6379"), opts: []stsOption{withExistingClaim("saved")},
+			wantArgs: append(slices.Clone(base), "--redis-url=redis://r:6379/0", "--redis-key-prefix=sts:perf/logins:"),
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			sts := newSTS("logins", append([]stsOption{inNamespace("perf"), withRedis(tc.redis, 1)}, tc.opts...)...)
+			d := Deployment(sts, testImage)
+			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.wantArgs) {
+				t.Errorf("args\n got %q\nwant %q", got, tc.wantArgs)
+			}
+			for file, want := range tc.wantFiles {
+				v, m := volumeAt(t, d, file)
+				var got string
+				for _, item := range v.Secret.Items {
+					if item.Path == path.Base(file) {
+						got = v.Secret.SecretName + "/" + item.Key
+					}
+				}
+				if got != want || !m.ReadOnly {
+					t.Errorf("%s comes from %q (read-only %t), want %q", file, got, m.ReadOnly, want)
+				}
+			}
+		})
+	}
+}
+
+func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
+	tests := map[string]struct {
+		opts         []stsOption
+		wantReplicas int32
+		wantRolling  bool
+		wantSpread   []string // topology keys
+		wantBudget   bool
+	}{
+		"memory: one pod, Recreate, no budget":         {wantReplicas: 1},
+		"memory: replicas are ignored":                 {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Replicas = 3 }}, wantReplicas: 1},
+		"redis, one replica: rolling, no spread":       {opts: []stsOption{withRedis(redisAt("r:6379"), 1)}, wantReplicas: 1, wantRolling: true},
+		"redis, three replicas: spread, one at a time": {opts: []stsOption{withRedis(redisAt("r:6379"), 3)}, wantReplicas: 3, wantRolling: true, wantSpread: []string{corev1.LabelHostname, corev1.LabelTopologyZone}, wantBudget: true},
+		"redis, the user's own spread": {
+			opts: []stsOption{withRedis(redisAt("r:6379"), 3), func(s *stsv1alpha1.SimpleTableServer) {
+				s.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "rack", WhenUnsatisfiable: corev1.DoNotSchedule}}
+			}},
+			wantReplicas: 3, wantRolling: true, wantSpread: []string{"rack"}, wantBudget: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			sts := newSTS("logins", tc.opts...)
+			d := Deployment(sts, testImage)
+			if got := *d.Spec.Replicas; got != tc.wantReplicas {
+				t.Errorf("replicas %d, want %d", got, tc.wantReplicas)
+			}
+			st := d.Spec.Strategy
+			if tc.wantRolling {
+				if st.Type != appsv1.RollingUpdateDeploymentStrategyType || *st.RollingUpdate.MaxUnavailable != intstr.FromInt32(0) || *st.RollingUpdate.MaxSurge != intstr.FromInt32(1) {
+					t.Errorf("strategy %+v, want a rolling update that never leaves fewer ready pods (maxUnavailable 0, maxSurge 1)", st)
+				}
+			} else if st.Type != appsv1.RecreateDeploymentStrategyType {
+				t.Errorf("strategy %+v, want Recreate: two memory servers would hand out the same lines", st)
+			}
+			var keys []string
+			for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
+				keys = append(keys, c.TopologyKey)
+				if c.TopologyKey != "rack" && (c.WhenUnsatisfiable != corev1.ScheduleAnyway || !reflect.DeepEqual(c.LabelSelector.MatchLabels, selectorLabels(sts))) {
+					t.Errorf("spread %+v: want ScheduleAnyway over the resource's pods", c)
+				}
+			}
+			if !reflect.DeepEqual(keys, tc.wantSpread) {
+				t.Errorf("spread over %q, want %q", keys, tc.wantSpread)
+			}
+			pdb := PodDisruptionBudget(sts)
+			if (pdb != nil) != tc.wantBudget {
+				t.Fatalf("budget %+v, want one: %t", pdb, tc.wantBudget)
+			}
+			if pdb != nil {
+				assertOwnedBy(t, pdb.OwnerReferences, sts)
+				if *pdb.Spec.MaxUnavailable != intstr.FromInt32(1) || !reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, selectorLabels(sts)) {
+					t.Errorf("budget %+v, want maxUnavailable 1 over the resource's pods", pdb.Spec)
+				}
+			}
+		})
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	def := &stsv1alpha1.RedisConnection{Address: "shared.redis.svc:6379", CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis"}}
+	tests := map[string]struct {
+		sts         *stsv1alpha1.SimpleTableServer
+		def         *stsv1alpha1.RedisConnection
+		wantAddress string
+		wantProblem bool
+	}{
+		"memory: untouched":                  {sts: newSTS("a"), def: def},
+		"redis naming none: the default":     {sts: newSTS("a", withRedis(nil, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis with a prefix: the default":   {sts: newSTS("a", withRedis(&stsv1alpha1.RedisBackend{KeyPrefix: "p:"}, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis naming its own: kept":         {sts: newSTS("a", withRedis(redisAt("own:6379"), 2)), def: def, wantAddress: "own:6379"},
+		"redis naming none, no default: bad": {sts: newSTS("a", withRedis(nil, 2)), wantProblem: true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			before := tc.sts.DeepCopy()
+			run := withDefaults(tc.sts, tc.def)
+			if !reflect.DeepEqual(tc.sts, before) {
+				t.Error("withDefaults changed the resource itself")
+			}
+			var address string
+			if r := run.Spec.Backend.Redis; r != nil {
+				address = r.Address
+			}
+			if address != tc.wantAddress {
+				t.Errorf("address %q, want %q", address, tc.wantAddress)
+			}
+			if r := run.Spec.Backend.Redis; r != nil && tc.sts.Spec.Backend.Redis != nil && r.KeyPrefix != tc.sts.Spec.Backend.Redis.KeyPrefix {
+				t.Errorf("key prefix %q, want the resource's %q", r.KeyPrefix, tc.sts.Spec.Backend.Redis.KeyPrefix)
+			}
+			if got := len(specProblems(run)) > 0; got != tc.wantProblem {
+				t.Errorf("spec problems %q, want some: %t", specProblems(run), tc.wantProblem)
+			}
+		})
+	}
+}
+
+// redisSecret creates the Secret "redis" in ns with data.
+func (s *envtestSuite) redisSecret(t *testing.T, ns string, data map[string]string) {
+	t.Helper()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis"}, StringData: data}
+	s.create(t, secret)
+}
+
+func TestRedisBackedReplicasScaleWithTheirBudget(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	s.rollouts.in(t, ns)
+	s.redisSecret(t, ns, map[string]string{"password": "secret"})
+	r := redisAt("redis.redis.svc:6379")
+	r.CredentialsSecret = &stsv1alpha1.RedisCredentials{Name: "redis"}
+	sts := newSTS("tables", inNamespace(ns), withRedis(r, 3))
+	sts.UID = ""
+	s.create(t, sts)
+
+	budget := func(want bool) {
+		t.Helper()
+		eventually(t, reconcileWait, func() error {
+			var pdb policyv1.PodDisruptionBudget
+			err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tables"}, &pdb)
+			switch {
+			case want && err != nil:
+				return err
+			case !want && !apierrors.IsNotFound(err):
+				return fmt.Errorf("budget still there: %v", err)
+			}
+			return nil
+		})
+	}
+	replicasNow := func(want int32) {
+		t.Helper()
+		eventually(t, reconcileWait, func() error {
+			var d appsv1.Deployment
+			if err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tables"}, &d); err != nil {
+				return err
+			}
+			cur := sts.DeepCopy()
+			s.get(t, cur)
+			if got := *d.Spec.Replicas; got != want || cur.Status.Replicas != want || cur.Status.AvailableReplicas != want {
+				return fmt.Errorf("Deployment replicas %d, status %d/%d available, want %d", got, cur.Status.AvailableReplicas, cur.Status.Replicas, want)
+			}
+			return nil
+		})
+	}
+	replicasNow(3)
+	budget(true)
+
+	// kubectl scale simpletableserver/tables --replicas=1, through the scale subresource.
+	scale := func(n int32) {
+		t.Helper()
+		sc := &autoscalingv1.Scale{}
+		if err := s.k8s.SubResource("scale").Get(context.Background(), sts, sc); err != nil {
+			t.Fatal(err)
+		}
+		if sc.Status.Selector != "app.kubernetes.io/instance=tables,app.kubernetes.io/name=simpletableserver" {
+			t.Errorf("scale selector %q", sc.Status.Selector)
+		}
+		sc.Spec.Replicas = n
+		if err := s.k8s.SubResource("scale").Update(context.Background(), sts, client.WithSubResourceBody(sc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scale(1)
+	replicasNow(1)
+	budget(false)
+	scale(2)
+	replicasNow(2)
+	budget(true)
+}
+
+func TestMissingRedisSecretStallsNamingSecretAndKey(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	s.rollouts.in(t, ns)
+	r := redisAt("redis.redis.svc:6379")
+	r.CredentialsSecret = &stsv1alpha1.RedisCredentials{Name: "redis", UsernameKey: "user"}
+	sts := newSTS("tables", inNamespace(ns), withRedis(r, 2))
+	sts.UID = ""
+	s.create(t, sts)
+
+	stalled := func(part string) {
+		t.Helper()
+		s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, part, reconcileWait)
+		eventually(t, reconcileWait, func() error {
+			return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, part)
+		})
+		var d appsv1.Deployment
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), &d); !apierrors.IsNotFound(err) {
+			t.Errorf("a Deployment whose pods could not start exists: %v", err)
+		}
+	}
+	stalled(`Secret "redis" (backend.redis.credentialsSecret)`)
+	s.redisSecret(t, ns, map[string]string{"password": "secret"})
+	stalled(`key "user" of Secret "redis" (backend.redis.credentialsSecret)`)
+
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "redis"}}
+	s.get(t, secret)
+	secret.Data["user"] = []byte("sts")
+	if err := s.k8s.Update(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, reconcileWait, func() error {
+		var d appsv1.Deployment
+		return s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), &d)
+	})
+}
+
+func TestRedisNamingNoRedisWithoutADefaultStalls(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	sts := newSTS("tables", inNamespace(ns), withRedis(nil, 2))
+	sts.UID = ""
+	s.create(t, sts)
+	s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, "tableServer.defaultRedis", reconcileWait)
+}
+
+// TestBackendUnavailableFollowsRedis runs a real table server on a real Redis and stops Redis:
+// the resource says BackendUnavailable, first from the Service's answer, then, once the Service
+// no longer answers (its pods unready), from a pod asked directly; and Ready again when Redis is
+// back, with nothing served twice.
+func TestBackendUnavailableFollowsRedis(t *testing.T) {
+	s := requireEnvtest(t)
+	rs := redistest.Start(t, redistest.WithArgs("--appendonly", "yes", "--appendfsync", "always")) // keeps the lists across the outage
+	rc, err := redisstore.Connection{URL: rs.URL()}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := redisstore.New(redisstore.Options{Client: rc, KeyPrefix: "sts:test:", HealthInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ts := startTableServerOn(t, st, "", map[string][]string{"users": {"u1", "u2", "u3"}})
+
+	ns := s.newNamespace(t)
+	s.rollouts.in(t, ns)
+	s.create(t, configMap(ns, "users", map[string]string{"lines": "u1\nu2\nu3\n"}))
+	sts := newSTS("tables", inNamespace(ns), withRefresh(time.Second), withConfigMapDataset("users", "users", "lines"), withRedis(redisAt(rs.Addr), 3))
+	sts.UID = ""
+	s.endpoints.set(t, ns+"/tables", ts.url)
+	s.create(t, sts)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	if got := ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE"); !strings.Contains(got, "u1") {
+		t.Fatalf("READ = %q", got)
+	}
+
+	rs.Kill()
+	unavailable := func(part string) {
+		t.Helper()
+		cur := s.waitForMessage(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonBackendUnavailable, part, reconcileWait)
+		if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); !strings.Contains(c.Message, rs.Addr) {
+			t.Errorf("Ready says %q, want it to name Redis at %s", c.Message, rs.Addr)
+		}
+		if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReconciling); c.Status != metav1.ConditionTrue {
+			t.Errorf("Reconciling %+v: Redis coming back needs no user", c)
+		}
+		eventually(t, reconcileWait, func() error {
+			return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonBackendUnavailable, part)
+		})
+	}
+	unavailable("STATUS: HTTP 503")
+
+	// The pods are unready now: the Service has no endpoint, and the operator asks a pod.
+	s.endpoints.set(t, ns+"/tables", unreachableURL)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tables-7d9f-x2x4q", Labels: selectorLabels(sts)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: containerName, Image: testImage}}},
+	}
+	s.create(t, pod)
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.7"}
+	if err := s.k8s.Status().Update(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	s.endpoints.set(t, "pod:"+ns+"/"+pod.Name, ts.url)
+	unavailable("pod " + pod.Name)
+
+	rs.Restart(t)
+	s.endpoints.set(t, ns+"/tables", ts.url)
+	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, 2*reconcileWait)
+	if got := listLength(cur, "users"); got != 2 {
+		t.Errorf("status says users has %d lines, want 2: the line read before the outage stays consumed", got)
+	}
+}
