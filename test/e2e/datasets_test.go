@@ -68,11 +68,11 @@ func testDatasets(t *testing.T) {
 		t.Fatalf("kubectl get printed %q, want a header and one row", out)
 	}
 	header, row := strings.Fields(rows[0]), strings.Fields(rows[1])
-	if strings.Join(header, " ") != "NAME READY LISTS LINES ENDPOINT AGE" {
+	if strings.Join(header, " ") != "NAME READY BACKEND REPLICAS AVAILABLE LISTS LINES ENDPOINT AGE" {
 		t.Errorf("kubectl get columns = %v", header)
 	}
-	if len(row) != 6 || strings.Join(row[:5], " ") != "mixed True 3 3165 "+got.Status.Endpoint {
-		t.Errorf("kubectl get row = %v, want mixed True 3 3165 %s <age>", row, got.Status.Endpoint)
+	if len(row) != 9 || strings.Join(row[:8], " ") != "mixed True memory 1 1 3 3165 "+got.Status.Endpoint {
+		t.Errorf("kubectl get row = %v, want mixed True memory 1 1 3 3165 %s <age>", row, got.Status.Endpoint)
 	}
 
 	// A claim path that names no file: the pod runs, and the resource says which dataset the
