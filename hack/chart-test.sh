@@ -108,6 +108,34 @@ render monitoring --set metrics.serviceMonitor.enabled=true --set networkPolicy.
   && pass "ServiceMonitor and NetworkPolicy render when enabled" || fail "ServiceMonitor or NetworkPolicy missing when enabled"
 render plain && ! has plain '^kind: (ServiceMonitor|NetworkPolicy)$' \
   && pass "ServiceMonitor and NetworkPolicy are off by default" || fail "ServiceMonitor or NetworkPolicy rendered by default"
+# tableServer.defaultRedis becomes --default-redis=<JSON> (the manager decodes it strictly), and
+# only when set.
+! grep -Fq -- '--default-redis' "$tmp/deployment.yaml" \
+  && pass "no --default-redis by default" || fail "--default-redis rendered although tableServer.defaultRedis is empty"
+cat >"$tmp/redis-values.yaml" <<'VALUES'
+tableServer:
+  defaultRedis:
+    sentinel:
+      masterName: mymaster
+      addresses: [sentinel-0.redis.svc:26379, sentinel-1.redis.svc:26379]
+    database: 2
+    credentialsSecret: {name: redis, usernameKey: username}
+    tls: {enabled: true, caSecret: {name: redis-ca, key: ca.crt}}
+VALUES
+want='--default-redis={"credentialsSecret":{"name":"redis","usernameKey":"username"},"database":2,"sentinel":{"addresses":["sentinel-0.redis.svc:26379","sentinel-1.redis.svc:26379"],"masterName":"mymaster"},"tls":{"caSecret":{"key":"ca.crt","name":"redis-ca"},"enabled":true}}'
+if render defaultredis -f "$tmp/redis-values.yaml" --show-only templates/deployment.yaml; then
+  # The argument as the container gets it: the YAML double-quoted scalar decoded (its escapes
+  # are JSON's).
+  got=$(sed -nE 's/^ +- ("--default-redis=.*")$/\1/p' "$tmp/defaultredis.yaml" | python3 -c 'import json, sys; print(json.loads(sys.stdin.read()))' 2>&1) || true
+  [ "$got" = "$want" ] && pass "tableServer.defaultRedis renders --default-redis with its JSON" \
+    || fail "tableServer.defaultRedis rendered '$got', want '$want'"
+else
+  cat "$tmp/defaultredis.err" >&2
+  fail "tableServer.defaultRedis (a sentinel with credentials and TLS) did not render"
+fi
+render defaultredis-address --set tableServer.defaultRedis.address=redis.redis.svc:6379 --show-only templates/deployment.yaml \
+  && grep -Fq -- '- "--default-redis={\"address\":\"redis.redis.svc:6379\"}"' "$tmp/defaultredis-address.yaml" \
+  && pass "tableServer.defaultRedis.address alone renders" || fail "tableServer.defaultRedis.address alone misrendered"
 render norbac --set rbac.create=false --set rbac.aggregateToDefaultRoles=false --set serviceAccount.create=false --set serviceAccount.name=existing \
   && ! has norbac '^kind: (ClusterRole|ClusterRoleBinding|Role|RoleBinding|ServiceAccount)$' && has norbac 'serviceAccountName: existing' \
   && pass "rbac.create=false and an existing ServiceAccount" || fail "rbac.create=false or serviceAccount.name misrendered"
@@ -131,6 +159,19 @@ refuse 'image.pullPolicy: Sometimes' "pullPolicy" --set image.pullPolicy=Sometim
 refuse 'an unknown value (replicas)' "replicas" --set replicas=2
 refuse 'metrics.port 8081 (the probe port)' "metrics/port" --set metrics.port=8081
 refuse 'replicaCount 3 without leader election' "needs leaderElection" --set replicaCount=3 --set leaderElection.enabled=false
+dr=tableServer.defaultRedis
+refuse 'defaultRedis with both address and sentinel' "defaultRedis/sentinel'?: false schema" \
+  --set $dr.address=redis:6379 --set $dr.sentinel.masterName=mymaster --set "$dr.sentinel.addresses={sentinel:26379}"
+refuse 'defaultRedis with neither address nor sentinel' "missing property 'address'" --set $dr.database=1
+refuse 'defaultRedis with a misspelt key (adress)' "additional properties 'adress' not allowed" --set $dr.adress=redis:6379
+refuse 'defaultRedis.credentialsSecret with a misspelt key' "additional properties 'passwordkey' not allowed" \
+  --set $dr.address=redis:6379 --set $dr.credentialsSecret.name=redis --set $dr.credentialsSecret.passwordkey=pw
+refuse 'defaultRedis.address without a port' "defaultRedis/address'?: 'redis' does not match pattern" --set $dr.address=redis
+refuse 'defaultRedis.database 16' "defaultRedis/database'?: .*maximum" --set $dr.address=redis:6379 --set $dr.database=16
+refuse 'defaultRedis.cluster with database 1' "defaultRedis/database'?: value must be 0" \
+  --set $dr.address=redis:6379 --set $dr.cluster=true --set $dr.database=1
+refuse 'defaultRedis.tls.caSecret without tls.enabled' "defaultRedis/tls/enabled'?: value must be true" \
+  --set $dr.address=redis:6379 --set $dr.tls.enabled=false --set $dr.tls.caSecret.name=ca --set $dr.tls.caSecret.key=ca.crt
 
 # 6. NOTES.txt renders and says what to apply next.
 if "$HELM" install sts "$chart" --namespace sts-system --dry-run=client >"$tmp/notes.out" 2>&1 \
