@@ -322,16 +322,7 @@ func TestRedisNamingNoRedisWithoutADefaultStalls(t *testing.T) {
 func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	s := requireEnvtest(t)
 	rs := redistest.Start(t, redistest.WithArgs("--appendonly", "yes", "--appendfsync", "always")) // keeps the lists across the outage
-	rc, err := redisstore.Connection{URL: rs.URL()}.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := redisstore.New(redisstore.Options{Client: rc, KeyPrefix: "sts:test:", HealthInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	ts := startTableServerOn(t, st, "", map[string][]string{"users": {"u1", "u2", "u3"}})
+	ts := startTableServerOn(t, redisStore(t, rs), "", map[string][]string{"users": {"u1", "u2", "u3"}})
 
 	ns := s.newNamespace(t)
 	s.rollouts.in(t, ns)
@@ -380,5 +371,59 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, 2*reconcileWait)
 	if got := listLength(cur, "users"); got != 2 {
 		t.Errorf("status says users has %d lines, want 2: the line read before the outage stays consumed", got)
+	}
+}
+
+// redisStore is a table server's store on rs, with the key prefix every test server on rs shares.
+func redisStore(t *testing.T, rs *redistest.Server) *redisstore.Store {
+	t.Helper()
+	rc, err := redisstore.Connection{URL: rs.URL()}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := redisstore.New(redisstore.Options{Client: rc, KeyPrefix: "sts:test:", HealthInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// TestReloadOnRedisReplacesTheSharedListOnce: under the Reload policy a changed ConfigMap is
+// pushed once, through the Service, into the list every replica shares; a line a client
+// consumed through another replica before the change is not pushed again by that replica.
+func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
+	s := requireEnvtest(t)
+	rs := redistest.Start(t)
+	const v1 = "u1\nu2\nu3\n"
+	a := startTableServerOn(t, redisStore(t, rs), "", nil) // the one the Service routes the operator to
+	b := startTableServerOn(t, redisStore(t, rs), "", nil) // another replica
+	a.loadDataset(t, "users", v1)                          // what the first pod's startup load did
+
+	ns := s.newNamespace(t)
+	s.rollouts.in(t, ns)
+	s.create(t, configMap(ns, "users", map[string]string{"lines": v1}))
+	sts := newSTS("tables", inNamespace(ns), withRefresh(time.Second), withPolicy(stsv1alpha1.DatasetUpdateReload),
+		withConfigMapDataset("users", "users", "lines"), withRedis(redisAt(rs.Addr), 3))
+	sts.UID = ""
+	s.endpoints.set(t, ns+"/tables", a.url)
+	s.create(t, sts)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	if got := b.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE"); !strings.Contains(got, "u1") {
+		t.Fatalf("READ through the other replica = %q", got)
+	}
+
+	s.updateConfigMap(t, ns, "users", "n1\nn2\n")
+	eventually(t, reconcileWait, func() error {
+		lines, err := b.store.Lines(context.Background(), "users")
+		if err != nil || !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
+			return fmt.Errorf("the other replica sees users = %q, %v", lines, err)
+		}
+		return nil
+	})
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	time.Sleep(3 * time.Second) // three refresh intervals
+	if n, m := a.loads.Load(), b.loads.Load(); n+m != 2 || m != 0 {
+		t.Errorf("LOAD calls: %d through the Service's replica, %d through the other; want the startup's and one for the change", n, m)
 	}
 }
