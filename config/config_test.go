@@ -159,7 +159,7 @@ func roleBindingsAsCluster(rbs []rbacv1.RoleBinding) []rbacv1.ClusterRoleBinding
 
 // sampleDirs are the kustomizations of SimpleTableServers that users apply as they are: the
 // samples here and the one the load-test examples expect.
-var sampleDirs = []string{"samples", "../examples"}
+var sampleDirs = []string{"samples", "samples/redis", "../examples"}
 
 // TestSamplesShipTheirSources checks that every dataset, token and claim a sample
 // SimpleTableServer names is shipped with it, and that the samples show each kind of source.

@@ -164,12 +164,20 @@ func TestWithDefaults(t *testing.T) {
 		sts         *stsv1alpha1.SimpleTableServer
 		def         *stsv1alpha1.RedisConnection
 		wantAddress string
-		wantProblem bool
+		// wantSecret and wantDatabase, when set, are the credentials Secret and database run with.
+		wantSecret   string
+		wantDatabase int32
+		wantProblem  bool
 	}{
-		"memory: untouched":                  {sts: newSTS("a"), def: def},
-		"redis naming none: the default":     {sts: newSTS("a", withRedis(nil, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
-		"redis with a prefix: the default":   {sts: newSTS("a", withRedis(&stsv1alpha1.RedisBackend{KeyPrefix: "p:"}, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
-		"redis naming its own: kept":         {sts: newSTS("a", withRedis(redisAt("own:6379"), 2)), def: def, wantAddress: "own:6379"},
+		"memory: untouched":                {sts: newSTS("a"), def: def},
+		"redis naming none: the default":   {sts: newSTS("a", withRedis(nil, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis with a prefix: the default": {sts: newSTS("a", withRedis(&stsv1alpha1.RedisBackend{KeyPrefix: "p:"}, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis naming its own: kept":       {sts: newSTS("a", withRedis(redisAt("own:6379"), 2)), def: def, wantAddress: "own:6379"},
+		"redis with its own credentials: the default with them": {
+			sts: newSTS("a", withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{
+				CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "team-acl", UsernameKey: "user"}, Database: ptr.To[int32](2)}}, 2)),
+			def: def, wantAddress: "shared.redis.svc:6379", wantSecret: "team-acl", wantDatabase: 2,
+		},
 		"redis naming none, no default: bad": {sts: newSTS("a", withRedis(nil, 2)), wantProblem: true},
 	}
 	for name, tc := range tests {
@@ -188,6 +196,9 @@ func TestWithDefaults(t *testing.T) {
 			}
 			if r := run.Spec.Backend.Redis; r != nil && tc.sts.Spec.Backend.Redis != nil && r.KeyPrefix != tc.sts.Spec.Backend.Redis.KeyPrefix {
 				t.Errorf("key prefix %q, want the resource's %q", r.KeyPrefix, tc.sts.Spec.Backend.Redis.KeyPrefix)
+			}
+			if r := run.Spec.Backend.Redis; tc.wantSecret != "" && (r.CredentialsSecret.Name != tc.wantSecret || *r.Database != tc.wantDatabase) {
+				t.Errorf("credentials %+v database %v, want the resource's %q and %d", r.CredentialsSecret, r.Database, tc.wantSecret, tc.wantDatabase)
 			}
 			if got := len(specProblems(run)) > 0; got != tc.wantProblem {
 				t.Errorf("spec problems %q, want some: %t", specProblems(run), tc.wantProblem)

@@ -496,7 +496,8 @@ func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []core
 }
 
 // withDefaults returns sts as the operator runs it: a Redis backend that names no Redis gets
-// the operator's default one (nil: none). sts itself is left alone.
+// the operator's default one (nil: none), with the database, credentials and TLS the resource
+// sets itself in place of the default's. sts itself is left alone.
 func withDefaults(sts *stsv1alpha1.SimpleTableServer, defaultRedis *stsv1alpha1.RedisConnection) *stsv1alpha1.SimpleTableServer {
 	if !shared(sts) || defaultRedis == nil || namesRedis(sts) {
 		return sts
@@ -505,7 +506,18 @@ func withDefaults(sts *stsv1alpha1.SimpleTableServer, defaultRedis *stsv1alpha1.
 	if out.Spec.Backend.Redis == nil {
 		out.Spec.Backend.Redis = &stsv1alpha1.RedisBackend{}
 	}
-	out.Spec.Backend.Redis.RedisConnection = *defaultRedis.DeepCopy()
+	own := out.Spec.Backend.Redis.RedisConnection
+	c := defaultRedis.DeepCopy()
+	if own.Database != nil {
+		c.Database = own.Database
+	}
+	if own.CredentialsSecret != nil {
+		c.CredentialsSecret = own.CredentialsSecret
+	}
+	if own.TLS != nil {
+		c.TLS = own.TLS
+	}
+	out.Spec.Backend.Redis.RedisConnection = *c
 	return out
 }
 

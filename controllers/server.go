@@ -64,6 +64,9 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 	} else if shared(sts) && (obs.err != nil || d.Status.AvailableReplicas < replicas(sts)) {
 		obs.backendErr = r.backendProblem(ctx, sts, ts)
 	}
+	if obs.backendErr != nil {
+		obs.backendErr = fmt.Errorf("Redis at %s: %w", redisTarget(sts), obs.backendErr)
+	}
 	if obs.err != nil || !rolledOut(d) {
 		// During a rollout STATUS may come from the pod being replaced: neither push into it
 		// nor take its word for the new pod's record.

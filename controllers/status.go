@@ -156,9 +156,8 @@ func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 			"Not found: " + strings.Join(obs.sources.missing, ", ") + "; create it or correct the spec"}
 	case obs.server.backendErr != nil:
 		// Before the rollout: a new pod that cannot reach Redis never becomes ready.
-		return progress{progressConverging, stsv1alpha1.ReasonBackendUnavailable, fmt.Sprintf(
-			"The table servers cannot reach Redis (%s), so they do not serve; they do again as soon as it answers: %v",
-			redisTarget(sts), obs.server.backendErr)}
+		return progress{progressConverging, stsv1alpha1.ReasonBackendUnavailable,
+			"The table servers cannot reach their Redis, so they do not serve; they do again as soon as it answers: " + obs.server.backendErr.Error()}
 	}
 	d := obs.deployment
 	if message, stuck := rolloutStuck(d); stuck {
@@ -247,12 +246,15 @@ func rolloutStuck(d *appsv1.Deployment) (string, bool) {
 	return "", false
 }
 
-// readyCondition is True when the server runs the current spec's pod and answers with every
-// dataset loaded, whatever else is stalled (a source deleted after loading, say).
+// readyCondition is True when the server answers with every dataset loaded, whatever else is
+// stalled (a source deleted after loading, say): with the memory backend, its pod of the
+// current spec; with Redis, any available pod, since a rolling update keeps the old pods
+// serving the same lists until new ones are ready (Reconciling says it rolls).
 func readyCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
 	const typ = stsv1alpha1.ConditionReady
 	d := obs.deployment
-	if rolledOut(d) && available(d) && obs.server.status != nil && len(unloadedDatasets(sts, obs.server.status)) == 0 {
+	current := rolledOut(d) || d != nil && shared(sts) && observedCurrentSpec(d)
+	if current && available(d) && obs.server.status != nil && len(unloadedDatasets(sts, obs.server.status)) == 0 {
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonServing,
 			"The table server answers at "+Endpoint(sts)+" with every dataset loaded")
 	}

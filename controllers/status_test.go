@@ -58,6 +58,7 @@ const (
 	deadlinePast                  // the rollout exceeded its progress deadline
 	oneOfThreeDown                // three replicas of the current spec, two of them available
 	threeUnready                  // three replicas of the current spec, none available
+	rollingThree                  // three replicas: one new pod started, three old ones serve
 )
 
 // deployed: a Deployment at generation 2 exists that loaded the given dataset hashes, in the
@@ -75,6 +76,9 @@ func deployed(state rollout, loaded map[string]string) observed {
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1}
 		case rolledOutNow:
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
+		case rollingThree:
+			d.Spec.Replicas = ptr.To[int32](3)
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 4, UpdatedReplicas: 1, AvailableReplicas: 3}
 		case oneOfThreeDown, threeUnready:
 			d.Spec.Replicas = ptr.To[int32](3)
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, AvailableReplicas: 2}
@@ -131,6 +135,7 @@ func TestComputeStatusConditions(t *testing.T) {
 	// what kstatus (Flux, kpt, cli-utils) computes from the whole status.
 	tests := map[string]struct {
 		policy      stsv1alpha1.DatasetUpdatePolicy
+		opts        []stsOption
 		obs         observation
 		want        [5]string
 		wantKstatus kstatus.Status
@@ -228,6 +233,17 @@ func TestComputeStatusConditions(t *testing.T) {
 			want:        [5]string{"True/Serving", "True/ReloadFailed", "False/ReloadFailed", "True/Loaded", "False/ReloadFailed"},
 			wantKstatus: kstatus.InProgressStatus,
 		},
+		"memory: rolling out, nothing serves": {
+			obs:         observe(sourceHash("users", "h1"), deployed(rollingThree, loadedUsers), answered(users)),
+			want:        [5]string{"False/RollingOut", "True/RollingOut", "False/RollingOut", "True/Loaded", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
+		"Redis: rolling out, the old pods serve": {
+			opts:        []stsOption{withRedis(redisAt("r:6379"), 3)},
+			obs:         observe(sourceHash("users", "h1"), deployed(rollingThree, loadedUsers), answered(users)),
+			want:        [5]string{"True/Serving", "True/RollingOut", "False/RollingOut", "True/Loaded", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
 		"several replicas, one of them not available": {
 			obs:         observe(sourceHash("users", "h1"), deployed(oneOfThreeDown, loadedUsers), answered(users)),
 			want:        [5]string{"True/Serving", "True/WaitingForPod", "False/WaitingForPod", "True/Loaded", "True/InSync"},
@@ -251,7 +267,7 @@ func TestComputeStatusConditions(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sts := newSTS("a", withConfigMapDataset("users", "logins", "users"), withClaimDataset("csvs", "d", "dir", ".*"), withPolicy(tc.policy))
+			sts := newSTS("a", append([]stsOption{withConfigMapDataset("users", "logins", "users"), withClaimDataset("csvs", "d", "dir", ".*"), withPolicy(tc.policy)}, tc.opts...)...)
 			sts.Generation = 3
 			sts.Status = computeStatus(sts, tc.obs, metav1.Now())
 			for i, typ := range conditionTypesInOrder {

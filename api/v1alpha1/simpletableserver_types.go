@@ -185,7 +185,9 @@ type Backend struct {
 	Type BackendType `json:"type,omitempty"`
 
 	// redis says which Redis or Valkey holds the lists. When it names neither an address nor a
-	// sentinel, the operator's default Redis applies (the chart's tableServer.defaultRedis).
+	// sentinel, the operator's default Redis applies (the chart's tableServer.defaultRedis);
+	// database, credentialsSecret and tls set here then replace the default's (a team's own ACL
+	// user on the shared Redis, say).
 	// +optional
 	Redis *RedisBackend `json:"redis,omitempty"`
 }
@@ -202,6 +204,8 @@ const (
 )
 
 // RedisBackend is a Redis or Valkey and how this resource uses it.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas == 0 || !has(self.cluster) || !self.cluster",message="minReplicas is not supported with cluster (Redis WAIT would answer for one shard only)"
 type RedisBackend struct {
 	RedisConnection `json:",inline"`
 
