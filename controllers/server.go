@@ -65,7 +65,7 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 		obs.backendErr = r.backendProblem(ctx, sts, ts)
 	}
 	if obs.backendErr != nil {
-		obs.backendErr = fmt.Errorf("Redis at %s: %w", redisTarget(sts), obs.backendErr)
+		obs.backendErr = fmt.Errorf("redis at %s: %w", redisTarget(sts), obs.backendErr)
 	}
 	if obs.err != nil || !rolledOut(d) {
 		// During a rollout STATUS may come from the pod being replaced: neither push into it
