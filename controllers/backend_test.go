@@ -438,3 +438,16 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 		t.Errorf("LOAD calls: %d through the Service's replica, %d through the other; want the startup's and one for the change", n, m)
 	}
 }
+
+// TestAListRedisLostIsReportedNotReloaded: a dataset's list that Redis no longer holds (a
+// restart without persistence) stalls the resource with a message that says what happened
+// and how to load it again.
+func TestAListRedisLostIsReportedNotReloaded(t *testing.T) {
+	sts := newSTS("a", withConfigMapDataset("users", "logins", "users"), withRedis(redisAt("r:6379"), 3))
+	st := computeStatus(sts, observe(sourceHash("users", "h1"), deployed(rolledOutNow, map[string]string{"users": "h1"}), answered()), metav1.Now())
+	c := meta.FindStatusCondition(st.Conditions, stsv1alpha1.ConditionStalled)
+	if c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonNotLoaded ||
+		!strings.Contains(c.Message, `"users": not in Redis`) || !strings.Contains(c.Message, stsv1alpha1.AnnotationRestartedAt) {
+		t.Errorf("Stalled = %s/%s %q, want NotLoaded saying the list is gone from Redis and how to load it again", c.Status, c.Reason, c.Message)
+	}
+}

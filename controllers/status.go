@@ -329,6 +329,10 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []
 			continue
 		}
 		why := "no list (a server too old to say why; see its log)"
+		if shared(sts) {
+			why = "not in Redis: it was loaded, then lost (a Redis without persistence restarted, an eviction, a FLUSHALL); " +
+				"restart the table servers (annotation " + stsv1alpha1.AnnotationRestartedAt + ") to load it again, which serves its consumed lines again"
+		}
 		for _, f := range s.LoadFailures {
 			if f.List == ds.Name {
 				why = f.Error // the last load of the list is the one that counts
