@@ -113,6 +113,26 @@ func (m *Memory) recordable(name string, lines []string) error {
 // uvarintLen is the length of n's uvarint encoding: 7 bits a byte.
 func uvarintLen(n int) int { return (bits.Len64(uint64(n)|1) + 6) / 7 }
 
+// Writable is what a Recorder may also implement to refuse changes before they are made: while
+// it answers an error (its disk is full or failing), every operation that would change a list
+// (reads that consume included) fails with store.ErrUnavailable wrapping it, and nothing changes.
+// A change already under way when the recorder stops writing is still recorded: its Commit waits.
+type Writable interface {
+	Writable() error
+}
+
+// writable refuses a change while the recorder says it cannot record one.
+func (m *Memory) writable() error {
+	w, ok := m.recorder.(Writable)
+	if !ok {
+		return nil
+	}
+	if err := w.Writable(); err != nil {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return nil
+}
+
 // StartRecording makes m hand a record of every change to rec before the change returns. Call it
 // once, after restoring the state and before serving.
 func (m *Memory) StartRecording(rec Recorder) { m.recorder = rec }

@@ -120,11 +120,17 @@ func (m *Memory) Read(ctx context.Context, name string, pos store.Position, n in
 	if n < 1 {
 		return nil, fmt.Errorf("store: cannot read %d lines", n)
 	}
+	if err := m.writable(); err != nil {
+		return nil, err
+	}
 	return m.take(ctx, name, takeRequest{pos: pos, n: n, keep: keep}, wait)
 }
 
 // Find implements store.Store.
 func (m *Memory) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
+	if err := m.writable(); err != nil {
+		return "", err
+	}
 	lines, err := m.take(ctx, name, takeRequest{match: match, keep: keep}, wait)
 	if err != nil {
 		return "", err
@@ -193,6 +199,9 @@ func (m *Memory) index(pos store.Position, size int) int {
 
 // Add implements store.Store.
 func (m *Memory) Add(_ context.Context, name, line string, pos store.Position, unique bool) error {
+	if err := m.writable(); err != nil {
+		return err
+	}
 	l, created := m.lookupOrCreate(name)
 	return m.bring(l, created, []string{line}, func() error { return m.addLocked(l, line, pos, unique) })
 }
@@ -259,6 +268,9 @@ func (m *Memory) Insert(_ context.Context, name string, lines []string, pos stor
 // them (keepOld), and put adds the new ones. A refused change creates no list. wanted, when not
 // nil, decides under the list's lock whether the change is made at all.
 func (m *Memory) bringLines(name string, lines []string, keepOld bool, wanted func(*list) bool, put func(l *list, size int64)) error {
+	if err := m.writable(); err != nil {
+		return err
+	}
 	size, err := m.limits.Measure(lines)
 	if err != nil {
 		return err
@@ -289,6 +301,9 @@ func (m *Memory) bringLines(name string, lines []string, keepOld bool, wanted fu
 
 // Ensure implements store.Store.
 func (m *Memory) Ensure(_ context.Context, name string) error {
+	if err := m.writable(); err != nil {
+		return err
+	}
 	l, created := m.lookupOrCreate(name)
 	if !created {
 		return nil
@@ -335,6 +350,9 @@ func (m *Memory) Lines(_ context.Context, name string) ([]string, error) {
 
 // Reset implements store.Store.
 func (m *Memory) Reset(_ context.Context, name string) (bool, error) {
+	if err := m.writable(); err != nil {
+		return false, err
+	}
 	l := m.lookup(name)
 	if l == nil {
 		return false, nil
