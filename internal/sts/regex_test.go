@@ -1,8 +1,10 @@
 package sts
 
 import (
+	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -127,4 +129,73 @@ func TestFindRefusesHugeRegex(t *testing.T) {
 		t.Errorf("JSON: %d %s", a.status, a.body)
 	}
 	ts.expect(t, "/sts/LENGTH?FILENAME=rx", okBody("2"))
+}
+
+// TestAdversarialCatastrophicWaitersDoNotHoldUpWriters has 30 FINDs wait with the catastrophic
+// regex (a+)+$ on a list, then adds a line on which it backtracks for ever: every waiter's regex
+// times out on it. The ADD that brings it, the next ADD to that list and an ADD to another list
+// (sent while the waiters' matches run) must each answer within 50 ms, however long they take (issue 17: 32.6 s with a
+// regex timeout of 1 s, when each waiter spent its budget under the list's lock). Each waiter
+// then answers the regex timeout, as a FIND that does not wait would, and the line stays.
+func TestAdversarialCatastrophicWaitersDoNotHoldUpWriters(t *testing.T) {
+	const (
+		waiters = 30
+		budget  = 150 * time.Millisecond // --regex-timeout; the issue's figure is for 1 s
+		bound   = 50 * time.Millisecond
+	)
+	ts := startServer(t, func(c *Config) { c.RegexTimeout = budget })
+	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE=b", okBody(""))
+	ts.expect(t, "/sts/ADD?FILENAME=other&LINE=b", okBody(""))
+	answers := make(chan string, waiters)
+	for range waiters {
+		go func() {
+			resp, err := http.Get(ts.base + "/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&LINE=(a%2B)%2B%24&WAIT=60000")
+			if err != nil {
+				answers <- "error: " + err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			answers <- string(b)
+		}()
+	}
+	ts.untilWaiting(t, waiters)
+
+	add := func(list, line string) time.Duration {
+		start := time.Now()
+		ts.expect(t, "/sts/ADD?FILENAME="+list+"&ADD_MODE=LAST&LINE="+line, okBody(""))
+		return time.Since(start)
+	}
+	evil := strings.Repeat("a", 32) + "!"
+	start := time.Now()
+	evilAdded := make(chan time.Duration, 1)
+	go func() { evilAdded <- add("evil", evil) }()
+	time.Sleep(budget / 5) // the waiters' matches have begun
+	nextAdd := add("evil", "c")
+	otherAdd := add("other", "c")
+	evilAdd := <-evilAdded
+	t.Logf("%d waiters with (a+)+$, regex timeout %v: the ADD of the evil line took %v, the next ADD to that list %v, an ADD to another list %v",
+		waiters, budget, evilAdd, nextAdd, otherAdd)
+	for what, took := range map[string]time.Duration{"the evil line's ADD": evilAdd, "the next ADD": nextAdd, "an ADD to another list": otherAdd} {
+		if took > bound {
+			t.Errorf("%s took %v, over %v", what, took, bound)
+		}
+	}
+
+	// Every waiter's regex timed out on the evil line; none took a line.
+	patience := time.After(waiters*budget*2 + 10*time.Second)
+	for i := range waiters {
+		select {
+		case body := <-answers:
+			if body != koBody("Regex evaluation timed out !") {
+				t.Errorf("waiter %d: %q, want the regex timeout", i, body)
+			}
+		case <-patience:
+			t.Fatalf("%d of %d waiters did not answer", waiters-i, waiters)
+		}
+	}
+	t.Logf("all %d waiters answered the regex timeout %v after the evil line", waiters, time.Since(start))
+	if got, want := ts.lines(t, "evil"), []string{"b", evil, "c"}; !slices.Equal(got, want) {
+		t.Errorf("list evil = %q, want %q", got, want)
+	}
 }

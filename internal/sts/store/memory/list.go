@@ -38,6 +38,11 @@ type list struct {
 
 	// waiters are the reads waiting for lines, in arrival order (wait.go).
 	waiters []*waiter
+	// testing is held while the matches of waiting FINDs run on lines brought to the list, off
+	// mu (wait.go): they run one at a time, and never hold up a change. evaluating says a
+	// goroutine runs them (guarded by mu).
+	testing    sync.Mutex
+	evaluating bool
 	// pending marks a list that reads wait for but that nobody has created: it is not a key yet.
 	// Guarded by Memory.mu and mu together.
 	pending bool

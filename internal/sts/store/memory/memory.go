@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -27,8 +28,9 @@ type Memory struct {
 	// recorder, when set, gets a record of every change (change.go).
 	recorder Recorder
 
-	bytes      atomic.Int64 // the bytes of all lines, reserved before a list grows (limits.go)
-	waiting    atomic.Int64 // reads waiting for lines
+	bytes      atomic.Int64  // the bytes of all lines, reserved before a list grows (limits.go)
+	waiting    atomic.Int64  // reads waiting for lines
+	gate       chan struct{} // tokens for the matches of waiting FINDs (wait.go)
 	waitsEnded chan struct{}
 	endWaits   sync.Once
 }
@@ -46,7 +48,8 @@ func WithLimits(l store.Limits) Option { return func(m *Memory) { m.limits = l }
 
 // New returns an empty store.
 func New(options ...Option) *Memory {
-	m := &Memory{lists: map[string]*list{}, pending: map[string]*list{}, intN: rand.IntN, waitsEnded: make(chan struct{})}
+	m := &Memory{lists: map[string]*list{}, pending: map[string]*list{}, intN: rand.IntN, waitsEnded: make(chan struct{}),
+		gate: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))}
 	for _, o := range options {
 		o(m)
 	}
