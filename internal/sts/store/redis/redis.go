@@ -342,7 +342,11 @@ const (
 func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
 	k := s.keysOf(name)
 	keys := k.scriptKeys()
+	test, tries := match, 0
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
+		if tries++; tries == 2 { // a waiting FIND's tries after its first are gated (wait.go)
+			test = s.waits.gated(ctx, match)
+		}
 		reply, err := s.run(ctx, pageScript, keys, false, 0, firstPage-1)
 		if err != nil {
 			return nil, err
@@ -356,7 +360,7 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 		}
 		for start, size := 0, firstPage; ; {
 			for i, line := range page {
-				ok, err := match(line)
+				ok, err := test(line)
 				if err != nil {
 					return nil, err
 				}

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,12 @@ import (
 // also tries again every pollInterval. Unlike the memory store, reads waiting on different
 // servers are not served in arrival order: whichever tries first after a change wins.
 
+// A waiting FIND tests the list again on each try, in its own goroutine: no lock is held, but
+// thirty FINDs waiting with a catastrophic regular expression, woken together, would each spend
+// their whole time budget at once and leave no processor to the requests of everyone else. So
+// the matches of every try after the first go through the waits' gate, which lets no more run at
+// once than leave a processor free. The first try is a FIND's first scan, as if it did not wait.
+
 // pollInterval bounds how long a waiting read goes without trying again.
 const pollInterval = time.Second
 
@@ -25,6 +32,7 @@ type waits struct {
 	waiting atomic.Int64
 	ended   chan struct{}
 	endOnce sync.Once
+	gate    chan struct{} // tokens for the matches of waiting FINDs' tries
 }
 
 // wake is closed, and replaced, when lines arrive in a list.
@@ -36,6 +44,20 @@ type wake struct {
 func (w *waits) init() {
 	w.byList = map[string]*wake{}
 	w.ended = make(chan struct{})
+	w.gate = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
+}
+
+// gated returns match run through the gate; waiting for a token ends with ctx's error.
+func (w *waits) gated(ctx context.Context, match store.Matcher) store.Matcher {
+	return func(line string) (bool, error) {
+		select {
+		case w.gate <- struct{}{}:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+		defer func() { <-w.gate }()
+		return match(line)
+	}
 }
 
 // join returns the channel that the next arrival of lines in the list closes.
