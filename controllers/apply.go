@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -93,14 +94,33 @@ func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *sts
 	if err := checkOwner(sts, &svc); err != nil {
 		return err
 	}
-	if !specChanged(&svc, desired) && equality.Semantic.DeepEqual(svc.Spec.Selector, desired.Spec.Selector) {
+	if !specChanged(&svc, desired) && !serviceEdited(&svc, desired) {
 		return nil
 	}
 	// The cluster IP and node ports that the API server assigned stay as they are.
 	svc.Spec.Type = desired.Spec.Type
 	svc.Spec.Selector = desired.Spec.Selector
 	svc.Spec.Ports = desired.Spec.Ports
+	svc.Spec.ExternalName = ""
 	return r.update(ctx, sts, &svc, desired, "")
+}
+
+// serviceEdited says whether someone changed the fields of svc that the operator owns behind
+// the resource's back, which the spec hash does not see: its type, selector or ports. An
+// ExternalName Service pointing elsewhere would carry the injectors' requests, and their
+// bearer token, away. The API server's own fields (cluster IP, node ports) are not compared.
+func serviceEdited(svc, desired *corev1.Service) bool {
+	if svc.Spec.Type != desired.Spec.Type || svc.Spec.ExternalName != "" ||
+		!equality.Semantic.DeepEqual(svc.Spec.Selector, desired.Spec.Selector) || len(svc.Spec.Ports) != len(desired.Spec.Ports) {
+		return true
+	}
+	for i, p := range svc.Spec.Ports {
+		want := desired.Spec.Ports[i]
+		if p.Name != want.Name || p.Port != want.Port || p.TargetPort != want.TargetPort || p.Protocol != want.Protocol {
+			return true
+		}
+	}
+	return false
 }
 
 // applyDeployment builds the Deployment with the image ServerImage picks given the one that
@@ -122,15 +142,26 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 		return nil, err
 	}
 	desired := Deployment(sts, ServerImage(sts, r.DefaultImage, &d))
-	if blocked || !specChanged(&d, desired) && !scaledByHand(&d, desired) {
+	newPods := specChanged(&d, desired) || serverEdited(&d, desired)
+	if blocked || !newPods && !scaledByHand(&d, desired) {
 		return &d, nil
 	}
 	record := "" // putting back a replica count or strategy restarts no pod: the record stands
-	if specChanged(&d, desired) {
+	if newPods {
 		record = encodeHashes(loadedAfterRestart(listsOutlivePods(sts), loadedHashes(&d), src.hashes))
 	}
 	d.Spec = desired.Spec
 	return &d, r.update(ctx, sts, &d, desired, record)
+}
+
+// serverEdited says whether someone changed what the table-server container runs behind the
+// resource's back (kubectl edit or set image on the Deployment: another image, a flag removed
+// such as --auth-token-file), which the spec hash does not see. Only the image, command and
+// arguments are compared: fields that admission webhooks commonly add to pods (environment,
+// sidecars, volumes) are left to them.
+func serverEdited(d, desired *appsv1.Deployment) bool {
+	have, want := serverContainer(d), serverContainer(desired)
+	return have == nil || have.Image != want.Image || !slices.Equal(have.Command, want.Command) || !slices.Equal(have.Args, want.Args)
 }
 
 // scaledByHand says whether someone changed d's replica count or strategy behind the resource's

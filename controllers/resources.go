@@ -290,12 +290,20 @@ func restartRequested(sts *stsv1alpha1.SimpleTableServer, running *appsv1.Deploy
 	return sts.Annotations[key] != running.Spec.Template.Annotations[key]
 }
 
+// serverContainer is d's table-server container, nil when it has none.
+func serverContainer(d *appsv1.Deployment) *corev1.Container {
+	for i, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == containerName {
+			return &d.Spec.Template.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
 // runningImage is the image of the Deployment's table server container ("" when it has none).
 func runningImage(d *appsv1.Deployment) string {
-	for _, c := range d.Spec.Template.Spec.Containers {
-		if c.Name == containerName {
-			return c.Image
-		}
+	if c := serverContainer(d); c != nil {
+		return c.Image
 	}
 	return ""
 }
@@ -337,7 +345,8 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 		}
 	}
 	if opts.AuthTokenSecret != nil {
-		args = append(args, "--auth-token-file="+path.Join(authTokenDir, authTokenFile))
+		// /metrics names every list and its traffic: behind the same token as the lines.
+		args = append(args, "--auth-token-file="+path.Join(authTokenDir, authTokenFile), "--metrics-auth")
 	}
 	if durable(sts) {
 		args = append(args, durabilityArgs(opts)...)

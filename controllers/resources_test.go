@@ -324,7 +324,7 @@ func TestDeploymentServerFlags(t *testing.T) {
 			},
 			want: []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=false", "--allow-stop=true",
 				"--charset-read=ISO-8859-1", "--charset-write=UTF-8", "--charset-response=windows-1252",
-				"--auth-token-file=/var/run/sts/auth/token"},
+				"--auth-token-file=/var/run/sts/auth/token", "--metrics-auth"},
 		},
 		"storage: the journal on the claim": {opts: []stsOption{withStorage}, want: append(slices.Clone(base), journal...)},
 		"existing claim: the journal on it": {opts: []stsOption{withExistingClaim("mine")}, want: append(slices.Clone(base), journal...)},

@@ -5,6 +5,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -90,7 +91,12 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	run := withDefaults(sts, r.DefaultRedis) // the resource as its pods run it
 	src, err := r.resolveSources(ctx, run)
 	if err != nil {
-		return ctrl.Result{}, fmt.Errorf("while resolving the dataset sources: %w", err)
+		// Nothing can be brought to a spec whose sources are unknown: say so, and retry.
+		err = fmt.Errorf("while reading the dataset sources: %w", err)
+		if serr := r.updateStatusUnreadable(ctx, sts, err); serr != nil && !apierrors.IsNotFound(serr) {
+			return ctrl.Result{}, errors.Join(err, fmt.Errorf("while updating the status: %w", serr))
+		}
+		return ctrl.Result{}, err
 	}
 	obs := observation{sources: src, problems: specProblems(run)}
 	obs.deployment, obs.applyErr = r.apply(ctx, run, src, obs.blocked())

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -52,6 +53,33 @@ func (o observation) blocked() bool { return len(o.sources.missing) > 0 || len(o
 // changed, only when it differs from the stored one.
 func (r *SimpleTableServerReconciler) updateStatus(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obs observation) error {
 	status := computeStatus(sts, obs, metav1.Now())
+	if apiequality.Semantic.DeepEqual(sts.Status, status) {
+		return nil
+	}
+	r.recordTransitions(sts, status)
+	patch := client.MergeFrom(sts.DeepCopy())
+	sts.Status = status
+	return r.Status().Patch(ctx, sts, patch)
+}
+
+// updateStatusUnreadable writes what is known when the sources could not be read: Reconciling
+// (or Stalled, when the API server forbade the read) says why, and the other conditions keep what
+// they said about the generation they name, since the objects and the server were not looked at.
+func (r *SimpleTableServerReconciler) updateStatusUnreadable(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, err error) error {
+	status := *sts.Status.DeepCopy()
+	p := progress{progressConverging, stsv1alpha1.ReasonSourceUnreadable, err.Error() + " (retrying)"}
+	if apierrors.IsForbidden(err) {
+		p = progress{progressStalled, stsv1alpha1.ReasonSourceUnreadable, err.Error() + ": grant the operator get/list/watch on configmaps and secrets"}
+	}
+	now := metav1.Now()
+	for _, c := range []metav1.Condition{
+		condition(stsv1alpha1.ConditionReconciling, isTrue(p.state == progressConverging), p.reason, p.message),
+		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message),
+	} {
+		c.ObservedGeneration = sts.Generation
+		c.LastTransitionTime = now
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
 	if apiequality.Semantic.DeepEqual(sts.Status, status) {
 		return nil
 	}
@@ -381,7 +409,7 @@ func noticeable(c metav1.Condition) (string, bool) {
 		return corev1.EventTypeWarning, true
 	case c.Type == stsv1alpha1.ConditionReconciling && c.Status == metav1.ConditionTrue &&
 		(c.Reason == stsv1alpha1.ReasonUnreachable || c.Reason == stsv1alpha1.ReasonReloadFailed ||
-			c.Reason == stsv1alpha1.ReasonBackendUnavailable):
+			c.Reason == stsv1alpha1.ReasonBackendUnavailable || c.Reason == stsv1alpha1.ReasonSourceUnreadable):
 		return corev1.EventTypeWarning, true
 	case c.Type == stsv1alpha1.ConditionDatasetsInSync && c.Reason == stsv1alpha1.ReasonSourceChanged:
 		return corev1.EventTypeNormal, true

@@ -242,11 +242,13 @@ func (r *rollouts) run(ctx context.Context) {
 	}
 }
 
-// countingReader counts the reads of each object that go to the API server itself.
+// countingReader counts the reads of each object that go to the API server itself, and fails
+// those in the namespaces a test asks it to.
 type countingReader struct {
 	client.Reader
 	mu    sync.Mutex
-	reads map[string]int // by "namespace/name"
+	reads map[string]int   // by "namespace/name"
+	fail  map[string]error // by namespace
 }
 
 func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -255,8 +257,27 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 		c.reads = map[string]int{}
 	}
 	c.reads[key.String()]++
+	err := c.fail[key.Namespace]
 	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// failIn makes every read in ns fail with err until t ends.
+func (c *countingReader) failIn(t testing.TB, ns string, err error) {
+	c.mu.Lock()
+	if c.fail == nil {
+		c.fail = map[string]error{}
+	}
+	c.fail[ns] = err
+	c.mu.Unlock()
+	t.Cleanup(func() {
+		c.mu.Lock()
+		delete(c.fail, ns)
+		c.mu.Unlock()
+	})
 }
 
 func (c *countingReader) readsOf(key client.ObjectKey) int {

@@ -608,7 +608,8 @@ type SimpleTableServerStatus struct {
 	//   - Reconciling: True while the operator converges by itself: the Deployment rolls out
 	//     (RollingOut), its pod is not available yet (WaitingForPod), the server does not answer
 	//     (Unreachable: retried every statusRefreshInterval), the table servers cannot reach
-	//     their Redis (BackendUnavailable), not every replica is available yet (WaitingForPod,
+	//     their Redis (BackendUnavailable), a ConfigMap or Secret could not be read
+	//     (SourceUnreadable: the other conditions keep what they said before), not every replica is available yet (WaitingForPod,
 	//     while Ready stays True), an API write failed (ApplyFailed) or a reload will be retried
 	//     (ReloadFailed).
 	//   - Stalled: True when progress needs the user: a source is missing (SourceMissing), the
@@ -712,6 +713,9 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonSourceMissing: a ConfigMap, Secret or key that the resource reads does not exist.
 	ReasonSourceMissing = "SourceMissing"
+	// ReasonSourceUnreadable: the API server failed or refused the read of a ConfigMap or Secret
+	// that the resource reads (Stalled when it refused: the operator's RBAC).
+	ReasonSourceUnreadable = "SourceUnreadable"
 	// ReasonRolloutStuck: the Deployment exceeded its progress deadline.
 	ReasonRolloutStuck = "RolloutStuck"
 	// ReasonLoaded (DatasetsLoaded): the server has a list for every dataset.
