@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // request is an HTTP request as the original understands it.
@@ -22,6 +23,10 @@ type request struct {
 	body   []byte            // the raw body of a bulk load (POST /sts/LOAD), which is not a form
 	json   bool              // the client opted in to the JSON form
 	list   string            // FILENAME, for the commands that name a list (route.list)
+	// authorized: the request carries the token, or none is needed. An unauthorized request's
+	// body is read no further than authPrefixBytes, and its params hold what that part gave.
+	authorized bool
+	bodyLeft   bool // part of the body was not read: the connection cannot be reused
 }
 
 // knownMethods are the methods of the original; it compares them case-insensitively.
@@ -51,9 +56,15 @@ const multipartNoBoundary = "BAD REQUEST: Content type is multipart/form-data bu
 // loadPath is the bulk-load extension, whose body is a file rather than a form.
 const loadPath = commandPrefix + cmdLoad
 
+// authPrefixBytes is how much of a form body is read to find a TOKEN field when the request's
+// head (its Authorization header, its query) carries no valid token: a request refused for its
+// token costs the server its head and at most this much of its body.
+const authPrefixBytes = 64 << 10
+
 // parseRequest decodes the target and, for POST, the body. The target is taken raw from the
 // request line (r.RequestURI) because the original splits it at the first '?' and decodes both
-// parts itself; Go's own decoding differs ('+', invalid UTF-8).
+// parts itself; Go's own decoding differs ('+', invalid UTF-8). The token is checked before the
+// body is read (see readPost); the caller refuses a request that is not authorized.
 func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request, method string) (*request, *requestError) {
 	rawPath, rawQuery, _ := strings.Cut(r.RequestURI, "?")
 	req := &request{ctx: r.Context(), method: method, params: make(map[string]string, 4)}
@@ -66,14 +77,9 @@ func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request, method str
 		return nil, &requestError{status: http.StatusBadRequest, message: err.Error()}
 	}
 	req.path = path
+	req.authorized = s.authorized(r, req.params)
 	if method == http.MethodPost {
-		body, err := s.readBody(w, r)
-		if err != nil {
-			return nil, err
-		}
-		if path == loadPath {
-			req.body = body
-		} else if err := parseForm(r.Header.Get("Content-Type"), body, req.params); err != nil {
+		if err := s.readPost(w, r, req); err != nil {
 			return nil, err
 		}
 	}
@@ -81,27 +87,119 @@ func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request, method str
 	return req, nil
 }
 
-// readBody reads the whole body within the configured limit.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, *requestError) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
-	var tooLarge *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooLarge):
-		return nil, &requestError{status: http.StatusRequestEntityTooLarge,
-			message: fmt.Sprintf("Request body larger than %d bytes !", tooLarge.Limit)}
-	case err != nil:
-		return nil, &requestError{status: http.StatusBadRequest, message: "Cannot read the request body : " + err.Error()}
+// readPost reads a POST body within Config.MaxBodyBytes: the file of a bulk load, or a form whose
+// parameters go over the query's. A body announced larger than the limit is refused unread. When
+// the head carries no valid token, no byte of a bulk load is read (its body is a file, not a
+// form that could hold one), and of a form only its first authPrefixBytes: a TOKEN among the
+// fields they hold whole lets the rest be read; otherwise the request stays unauthorized, with
+// what that part gave in its params (FORMAT=JSON for the refusal's form), and the rest is left
+// unread. A form read whole (the first part was all of it) is parsed, and its TOKEN checked, as
+// it always was.
+//
+// A body read whole is held once, in a buffer of its announced size, while it is parsed; then
+// its parameters are their decoded values only (see parseForm).
+func (s *Server) readPost(w http.ResponseWriter, r *http.Request, req *request) *requestError {
+	limit := s.cfg.MaxBodyBytes
+	if r.ContentLength > limit {
+		req.bodyLeft = true
+		w.Header().Set("Connection", "close")
+		return bodyTooLarge(limit)
 	}
-	return body, nil
+	body := http.MaxBytesReader(w, r.Body, limit)
+	form := req.path != loadPath
+	var prefix []byte
+	if !req.authorized {
+		if !form {
+			req.bodyLeft = r.ContentLength != 0
+			return nil
+		}
+		first, complete, err := readPrefix(body, r.ContentLength, authPrefixBytes)
+		if err != nil {
+			return s.bodyError(err)
+		}
+		if complete {
+			if err := parseForm(r.Header.Get("Content-Type"), string(first), req.params); err != nil {
+				return err
+			}
+			req.authorized = s.authorized(r, req.params)
+			return nil
+		}
+		parseFormPrefix(r.Header.Get("Content-Type"), string(first), req.params)
+		if req.authorized = s.authorized(r, req.params); !req.authorized {
+			req.bodyLeft = true
+			return nil
+		}
+		prefix = first
+	}
+	if !form {
+		var buf bytes.Buffer
+		if err := readRest(&buf, prefix, body, r.ContentLength); err != nil {
+			return s.bodyError(err)
+		}
+		req.body = buf.Bytes()
+		return nil
+	}
+	var buf strings.Builder
+	if err := readRest(&buf, prefix, body, r.ContentLength); err != nil {
+		return s.bodyError(err)
+	}
+	return parseForm(r.Header.Get("Content-Type"), buf.String(), req.params)
+}
+
+// readPrefix reads up to n bytes of a body, and says whether that was all of it.
+func readPrefix(body io.Reader, contentLength int64, n int) (prefix []byte, complete bool, err error) {
+	if contentLength >= 0 && contentLength <= int64(n) {
+		n = int(contentLength)
+	}
+	buf := make([]byte, n+1) // one more byte than n tells whether there is more
+	read, err := io.ReadFull(body, buf)
+	switch {
+	case err == nil:
+		return buf, false, nil
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return buf[:read], true, nil
+	}
+	return nil, false, err
+}
+
+// readRest writes prefix, then the rest of body, to dst, which it first grows to the body's
+// announced size so that the body is held in one buffer of its size (a body of unknown size,
+// sent chunked, grows it as it comes).
+func readRest(dst interface {
+	io.Writer
+	Grow(int)
+}, prefix []byte, body io.Reader, contentLength int64) error {
+	size := int64(len(prefix)) + 32<<10
+	if contentLength >= 0 {
+		size = contentLength
+	}
+	dst.Grow(int(size))
+	_, _ = dst.Write(prefix)
+	// Through a plain Writer: a bytes.Buffer reading for itself grows past the size at the end.
+	_, err := io.CopyBuffer(struct{ io.Writer }{dst}, body, make([]byte, 32<<10))
+	return err
+}
+
+// bodyError is the answer to a body that could not be read.
+func (s *Server) bodyError(err error) *requestError {
+	if tooLarge, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return bodyTooLarge(tooLarge.Limit)
+	}
+	return &requestError{status: http.StatusBadRequest, message: "Cannot read the request body : " + err.Error()}
+}
+
+func bodyTooLarge(limit int64) *requestError {
+	return &requestError{status: http.StatusRequestEntityTooLarge, message: fmt.Sprintf("Request body larger than %d bytes !", limit)}
 }
 
 // parseForm adds a POST body's parameters over params. A multipart/form-data body gives one
 // parameter per part; any other body, whatever its type, is trimmed and parsed like a query
-// string, as the original does.
-func parseForm(contentType string, body []byte, params map[string]string) *requestError {
-	mediaType, _, _ := strings.Cut(contentType, ";")
-	if !strings.EqualFold(strings.TrimSpace(mediaType), "multipart/form-data") {
-		err := parseQuery(javaTrim(string(body)), params)
+// string, as the original does. The body is not copied: each parameter is its decoded value,
+// in a string of its own, and what a form holds once parsed is no larger than its body (three
+// times for raw bytes that are not UTF-8, each of which becomes U+FFFD).
+func parseForm(contentType, body string, params map[string]string) *requestError {
+	if !isMultipart(contentType) {
+		err := parseQuery(javaTrim(body), params)
 		if err != nil {
 			return &requestError{status: http.StatusBadRequest, message: err.Error()}
 		}
@@ -111,10 +209,37 @@ func parseForm(contentType string, body []byte, params map[string]string) *reque
 	if !found {
 		return &requestError{status: http.StatusBadRequest, message: multipartNoBoundary, plain: true}
 	}
-	if err := parseMultipart(body, boundary, params); err != nil {
+	if err := parseMultipart(body, boundary, params, false); err != nil {
 		return &requestError{status: http.StatusBadRequest, message: "Malformed multipart/form-data body : " + err.Error()}
 	}
 	return nil
+}
+
+// parseFormPrefix adds the parameters of the first part of a form body, the fields it holds
+// whole, to params; what cannot be parsed is skipped (the whole body is parsed strictly once it
+// is read).
+func parseFormPrefix(contentType, prefix string, params map[string]string) {
+	if !isMultipart(contentType) {
+		complete, _, _ := cutLast(strings.TrimLeftFunc(prefix, func(r rune) bool { return r <= ' ' }), "&")
+		_ = parseSegments(complete, params, true)
+		return
+	}
+	if boundary, found := multipartBoundary(contentType); found {
+		_ = parseMultipart(prefix, boundary, params, true)
+	}
+}
+
+// cutLast is strings.Cut at the last sep: s before and after it, or "", s when there is none.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return "", s, false
+}
+
+func isMultipart(contentType string) bool {
+	mediaType, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mediaType), "multipart/form-data")
 }
 
 // multipartBoundary returns the boundary parameter of a multipart Content-Type, which may be
@@ -139,27 +264,49 @@ func multipartBoundary(contentType string) (string, bool) {
 var lineBreaks = strings.NewReplacer("\r", "", "\n", "")
 
 // parseMultipart adds one parameter per named part. Parts are read raw (no transfer decoding),
-// as the original does.
-func parseMultipart(body []byte, boundary string, params map[string]string) error {
-	if !bytes.Contains(body, []byte("--"+boundary)) {
+// as the original does. Each value is read into a string of its own, copied again only when it
+// must change (malformed UTF-8, line breaks) or when its buffer grew well past it. Lenient (the
+// first part of a body), it keeps the parts read whole and stops at the first error.
+func parseMultipart(body, boundary string, params map[string]string, lenient bool) error {
+	if !strings.Contains(body, "--"+boundary) {
 		return errors.New("the body holds no boundary")
 	}
-	mr := multipart.NewReader(bytes.NewReader(body), boundary)
+	mr := multipart.NewReader(strings.NewReader(body), boundary)
+	copyBuf := make([]byte, 32<<10)
 	for {
 		part, err := mr.NextRawPart()
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
+			if lenient {
+				return nil
+			}
 			return err
 		}
-		value, err := io.ReadAll(part)
-		if err != nil {
+		var sb strings.Builder
+		var dst io.Writer = &sb
+		name := part.FormName()
+		if name == "" {
+			dst = io.Discard
+		}
+		if _, err := io.CopyBuffer(dst, part, copyBuf); err != nil {
+			if lenient {
+				return nil
+			}
 			return err
 		}
-		if name := part.FormName(); name != "" {
-			params[name] = lineBreaks.Replace(utf8Text.Decode(string(value)))
+		if name == "" {
+			continue
 		}
+		value := sb.String()
+		switch {
+		case !utf8.ValidString(value) || strings.ContainsAny(value, "\r\n"):
+			value = lineBreaks.Replace(utf8Text.Decode(value)) // a new string
+		case sb.Cap()-sb.Len() > sb.Len()/8:
+			value = strings.Clone(value) // not the spare room the builder grew
+		}
+		params[name] = value
 	}
 }
 

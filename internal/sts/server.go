@@ -105,7 +105,9 @@ const (
 
 // serveHTTP handles the health and metrics endpoints, then runs a request the way the original
 // does: the method check, the decoding of the target and body, then (our extensions) the token
-// check, the server's phase, the command, and the answer in the form the client asked for.
+// check, the server's phase, the command, and the answer in the form the client asked for. The
+// token is checked while the request is parsed, before its body is read (parseRequest): a
+// request refused for its token has had at most authPrefixBytes of its body read.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case healthPath:
@@ -136,7 +138,12 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	command := commandOf(req)
-	if !s.authorized(r, req.params) {
+	if !req.authorized {
+		if req.bodyLeft {
+			// The rest of the body is not read, nor drained: the connection cannot carry
+			// another request.
+			w.Header().Set("Connection", "close")
+		}
 		s.refuse(w, req, ko(command, http.StatusUnauthorized, protocol.ReasonUnauthorized, "Unauthorized"))
 		return
 	}
