@@ -112,3 +112,41 @@ func TestPendingListsAreDropped(t *testing.T) {
 		t.Fatalf("%d pending lists left after the list was created", n)
 	}
 }
+
+// TestWaitingFindsAreServedInArrivalOrder queues FINDs that all accept the same lines, then adds
+// them one at a time: the i-th FIND gets the i-th line, though the matches run off the lock.
+func TestWaitingFindsAreServedInArrivalOrder(t *testing.T) {
+	m := storeWith([]string{"hay"})
+	const finds = 10
+	answers := make([]chan string, finds)
+	for i := range answers {
+		answers[i] = make(chan string, 1)
+		go func() {
+			line, err := m.Find(ctx, "l", func(s string) (bool, error) { return s != "hay", nil }, false, time.Minute)
+			if err != nil {
+				t.Error(err)
+			}
+			answers[i] <- line
+		}()
+		deadline := time.Now().Add(10 * time.Second)
+		for m.Waiting() != i+1 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := range finds {
+		if err := m.Add(ctx, "l", fmt.Sprint(i), store.Last, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range finds {
+		select {
+		case got := <-answers[i]:
+			if got != fmt.Sprint(i) {
+				t.Errorf("FIND %d got %q, want line %d", i, got, i)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("FIND %d did not return", i)
+		}
+	}
+	checkLines(t, m, "l", []string{"hay"})
+}

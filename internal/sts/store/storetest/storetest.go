@@ -88,6 +88,7 @@ var pairTests = []pairTest{
 	{"WaitingReadIsWokenByReplaceAndLoadOnce", testWaitingReadIsWokenByReplaceAndLoadOnce},
 	{"WaitForAListNotCreatedYet", testWaitForAListNotCreatedYet},
 	{"MatchErrorEndsAWaitingFind", testMatchErrorEndsAWaitingFind},
+	{"WaitingFindDoesNotHoldUpChanges", testWaitingFindDoesNotHoldUpChanges},
 	{"ConsumersTakeEveryLineOnce", testConsumersTakeEveryLineOnce},
 	{"UniqueAddsAcceptEachLineOnce", testUniqueAddsAcceptEachLineOnce},
 	{"ConcurrentListsAreIndependent", testConcurrentListsAreIndependent},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -268,4 +269,58 @@ func testMatchErrorEndsAWaitingFind(t *testing.T, a, b store.Store) {
 		t.Fatalf("FIND: %q, %v; want the match's error", r.lines, r.err)
 	}
 	checkLines(t, a, "l", []string{"old", "bad line"})
+}
+
+// testWaitingFindDoesNotHoldUpChanges checks that a waiting FIND's test of a new line, however
+// long it takes (a catastrophic regular expression runs for its whole time budget), holds up
+// neither the changes to the list nor its other reads; that the line is not kept for the FIND
+// meanwhile, and that a FIND that accepts a line another read took goes on waiting for the next.
+func testWaitingFindDoesNotHoldUpChanges(t *testing.T, a, b store.Store) {
+	ctx := t.Context()
+	fill(t, b, "l", []string{"x"})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	find := startFind(t, a, "l", func(line string) (bool, error) {
+		if line != "slow" {
+			return false, nil
+		}
+		once.Do(func() { close(entered) })
+		<-release
+		return true, nil
+	})
+	must(t, b.Add(ctx, "l", "slow", store.Last, false))
+	select {
+	case <-entered:
+	case <-time.After(patience):
+		t.Fatal("the waiting FIND never tested the new line")
+	}
+	// While the match runs: a change, and reads that take the line being tested.
+	done := make(chan error, 1)
+	go func() {
+		if err := b.Add(ctx, "l", "y", store.Last, false); err != nil {
+			done <- err
+			return
+		}
+		got, err := b.Read(ctx, "l", store.First, 2, false, 0)
+		if err == nil && !slices.Equal(got, []string{"x", "slow"}) {
+			err = errors.New("read " + strings.Join(got, ",") + ", want x,slow")
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		must(t, err)
+	case <-time.After(patience):
+		close(release)
+		t.Fatal("a change waited for a waiting FIND's match")
+	}
+	close(release)
+	select {
+	case r := <-find:
+		t.Fatalf("the FIND returned though the line it accepted was taken: %q, %v", r.lines, r.err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	must(t, b.Add(ctx, "l", "slow", store.Last, false))
+	checkResult(t, "the FIND", find, "slow")
+	checkLines(t, a, "l", []string{"y"})
 }
