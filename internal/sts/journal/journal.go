@@ -58,6 +58,7 @@ const (
 const (
 	DefaultInterval      = 100 * time.Millisecond
 	DefaultSnapshotBytes = 64 << 20
+	DefaultRetryInterval = time.Second
 )
 
 // Options configure a Journal.
@@ -72,7 +73,10 @@ type Options struct {
 	WaitForLock bool
 	// ObserveSync, if set, is told how long each fsync of a segment took.
 	ObserveSync func(time.Duration)
-	Log         *slog.Logger // nil: no logging
+	// RetryInterval is how often a journal that could not write (a full or failing disk) tries
+	// again; DefaultRetryInterval when zero.
+	RetryInterval time.Duration
+	Log           *slog.Logger // nil: no logging
 }
 
 // State is what a journal restores into and snapshots: a *memory.Memory.
@@ -102,7 +106,8 @@ type Journal struct {
 	segment uint64   // the segment new records go to
 	batches []*batch // appended records not yet taken by the writer; the last one is open
 	closed  bool
-	failure error // the first write or fsync error: no record is taken after it
+	failure error // a record that could not be framed: no record is taken after it
+	stalled error // the write or fsync error the writer is retrying: Writable refuses changes
 
 	kick    chan struct{} // there are records to write
 	stop    chan struct{} // closed by Close
@@ -112,21 +117,30 @@ type Journal struct {
 	// The writer's own.
 	file          *os.File
 	fileSegment   uint64
-	dirty         bool  // written since the last fsync
-	sinceSnapshot int64 // bytes of journal since the last snapshot
+	synced        int64    // the bytes of file known to be on disk
+	unsynced      [][]byte // written to file after synced, in order: written again after a failure
+	syncDir       bool     // file was created: its directory must be synced too
+	dirty         bool     // written since the last fsync
+	sinceSnapshot int64    // bytes of journal since the last snapshot
+	queue         []*batch // batches held back while the journal cannot write, in order
+	stalledAt     time.Time
 
 	snapshotting atomic.Bool    // a background snapshot is being taken
 	snapshots    sync.WaitGroup // the background snapshot
 	snapshotMu   sync.Mutex     // one snapshot at a time
 }
 
-var _ memory.Recorder = (*Journal)(nil)
+var (
+	_ memory.Recorder = (*Journal)(nil)
+	_ memory.Writable = (*Journal)(nil)
+)
 
 // batch is the records that one write (and one fsync) takes: a group commit. Its Wait is the
 // Commit of each of its records.
 type batch struct {
 	segment uint64
 	buf     []byte
+	staged  bool // buf is in the writer's unsynced
 	done    chan struct{}
 	err     error
 }
@@ -154,6 +168,9 @@ func Open(ctx context.Context, dir string, st State, opts Options) (*Journal, er
 	}
 	if opts.SnapshotBytes <= 0 {
 		opts.SnapshotBytes = DefaultSnapshotBytes
+	}
+	if opts.RetryInterval <= 0 {
+		opts.RetryInterval = DefaultRetryInterval
 	}
 	log := opts.Log
 	if log == nil {
@@ -401,21 +418,41 @@ func (j *Journal) run() {
 		defer t.Stop()
 		tick = t.C
 	}
+	retry := time.NewTicker(j.opts.RetryInterval)
+	defer retry.Stop()
 	for {
+		var retrying <-chan time.Time
+		if !j.stalledAt.IsZero() {
+			retrying = retry.C
+		}
 		select {
 		case <-j.kick:
 			j.flush()
 		case <-tick:
 			j.syncDirty()
+		case <-retrying:
+			j.repair()
 		case <-j.stop:
 			j.flush()
 			j.syncDirty()
+			if !j.stalledAt.IsZero() && !j.repair() {
+				// The records held back never reach the disk: their changes are refused, and a
+				// restart from what is on disk will not have them.
+				j.mu.Lock()
+				err := j.stalled
+				j.mu.Unlock()
+				for _, b := range j.queue {
+					j.finish(b, err)
+				}
+				j.queue = nil
+			}
 			return
 		}
 	}
 }
 
 // flush writes every batch appended so far; the records appended meanwhile wait for the next.
+// While the journal cannot write, the batches are held back, in order, for repair.
 func (j *Journal) flush() {
 	j.gather()
 	j.mu.Lock()
@@ -423,10 +460,24 @@ func (j *Journal) flush() {
 	j.batches = []*batch{newBatch(j.segment)}
 	j.mu.Unlock()
 	for _, b := range batches {
-		b.err = j.write(b)
-		b.buf = nil // lists keep their last Commit (store.list.lastCommit), not its records
-		close(b.done)
+		if len(j.queue) > 0 {
+			j.queue = append(j.queue, b)
+			continue
+		}
+		if err := j.write(b); err != nil {
+			j.queue = append(j.queue, b)
+			j.stall(err)
+			continue
+		}
+		j.finish(b, nil)
 	}
+}
+
+// finish acknowledges b's records (err nil) or refuses them.
+func (j *Journal) finish(b *batch, err error) {
+	b.err = err
+	b.buf = nil // lists keep their last Commit (store.list.lastCommit), not its records
+	close(b.done)
 }
 
 // gather lets the goroutines that are about to record run first, as long as the open batch grows:
@@ -450,27 +501,30 @@ func (j *Journal) gather() {
 // maxGatherYields bounds the yields of one gather.
 const maxGatherYields = 8
 
-// write writes b to its segment and, with Always, fsyncs it.
+// write writes b to its segment and, with Always, fsyncs it. After a failure, what the file
+// holds past synced is unknown: repair cuts it there and writes unsynced again.
 func (j *Journal) write(b *batch) error {
 	j.mu.Lock()
 	err := j.failure
 	j.mu.Unlock()
-	if err != nil || len(b.buf) == 0 {
+	if err != nil || len(b.buf) == 0 || b.staged {
 		return err
 	}
 	if j.file == nil || j.fileSegment != b.segment {
 		if err := j.startSegment(b.segment); err != nil {
-			return j.fail(err)
+			return err
 		}
 	}
-	if _, err := j.file.Write(b.buf); err != nil {
-		return j.fail(err)
-	}
+	j.unsynced = append(j.unsynced, b.buf)
+	b.staged = true
 	j.dirty = true
 	j.sinceSnapshot += int64(len(b.buf))
+	if _, err := j.file.Write(b.buf); err != nil {
+		return err
+	}
 	if j.opts.Policy == Always {
 		if err := j.sync(); err != nil {
-			return j.fail(err)
+			return err
 		}
 	}
 	if j.sinceSnapshot >= j.opts.SnapshotBytes {
@@ -485,9 +539,7 @@ func (j *Journal) startSegment(g uint64) error {
 		if err := j.sync(); err != nil {
 			return err
 		}
-		if err := j.file.Close(); err != nil {
-			return err
-		}
+		_ = j.file.Close() // synced: a failure to close loses nothing
 		j.file = nil
 	}
 	path := filepath.Join(j.dir, segmentName(g))
@@ -495,38 +547,124 @@ func (j *Journal) startSegment(g uint64) error {
 	if err != nil {
 		return err
 	}
-	j.file, j.fileSegment = f, g
+	j.file, j.fileSegment, j.synced, j.syncDir = f, g, 0, true
+	j.unsynced = [][]byte{[]byte(segmentMagic)}
+	j.dirty = true
 	if _, err := f.WriteString(segmentMagic); err != nil {
 		return err
 	}
-	if err := j.sync(); err != nil {
-		return err
-	}
-	return syncDir(j.dir)
+	return j.sync()
 }
 
+// sync fsyncs the segment (and its directory after its creation); what was written is then
+// known to be on disk.
 func (j *Journal) sync() error {
 	start := time.Now()
 	err := j.file.Sync()
 	if j.opts.ObserveSync != nil {
 		j.opts.ObserveSync(time.Since(start))
 	}
-	j.dirty = false
-	return err
+	if err == nil && j.syncDir {
+		if err = syncDir(j.dir); err == nil {
+			j.syncDir = false
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range j.unsynced {
+		j.synced += int64(len(p))
+	}
+	j.unsynced, j.dirty = nil, false
+	return nil
 }
 
 // syncDirty fsyncs what Interval wrote since the last fsync.
 func (j *Journal) syncDirty() {
-	if j.file == nil || !j.dirty {
+	if j.file == nil || !j.dirty || !j.stalledAt.IsZero() {
 		return
 	}
 	if err := j.sync(); err != nil {
-		j.fail(err)
+		j.stall(err)
 	}
 }
 
-// fail records the first failure: the records already taken fail with it and no more are taken,
-// since what reached the disk is no longer known. The owner learns it from Failed.
+// stall records that the journal cannot write (ENOSPC, EIO): changes are refused (Writable)
+// until repair succeeds; the records taken meanwhile are held back, not lost.
+func (j *Journal) stall(err error) {
+	j.mu.Lock()
+	first := j.stalled == nil
+	j.stalled = fmt.Errorf("journal in %s cannot write: %w", j.dir, err)
+	j.mu.Unlock()
+	if first {
+		j.stalledAt = time.Now()
+		j.log.Error("The journal cannot write: changes are refused until it can; retrying", "dir", j.dir, "error", err,
+			"retryInterval", j.opts.RetryInterval)
+	}
+}
+
+// repair tries to write again what a failure left unwritten: the segment is cut back to what was
+// last synced, what was written after that is written again, then the held-back batches, and
+// all is fsynced. It reports whether the journal writes again.
+func (j *Journal) repair() bool {
+	err := func() error {
+		if j.file != nil {
+			// A descriptor that failed may stay failed (EIO): the segment is opened again.
+			_ = j.file.Close()
+			f, err := os.OpenFile(filepath.Join(j.dir, segmentName(j.fileSegment)), os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				return err // j.file, closed, still names the segment to open next time
+			}
+			j.file = f
+			if err := j.file.Truncate(j.synced); err != nil {
+				return err
+			}
+			for _, p := range j.unsynced {
+				if _, err := j.file.Write(p); err != nil {
+					return err
+				}
+			}
+		}
+		for _, b := range j.queue {
+			if err := j.write(b); err != nil {
+				return err
+			}
+		}
+		if j.file != nil {
+			return j.sync()
+		}
+		return nil
+	}()
+	if err != nil {
+		j.stall(err)
+		return false
+	}
+	j.mu.Lock()
+	j.stalled = nil
+	j.mu.Unlock()
+	j.log.Info("The journal writes again: changes are accepted", "dir", j.dir, "after", time.Since(j.stalledAt).Round(time.Millisecond))
+	j.stalledAt = time.Time{}
+	for _, b := range j.queue {
+		j.finish(b, nil)
+	}
+	j.queue = nil
+	return true
+}
+
+// Writable implements memory.Writable: while the journal cannot write, changes are refused
+// before they are made, so that they neither pile up in memory nor wait for the disk.
+func (j *Journal) Writable() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.failure != nil {
+		return j.failure
+	}
+	return j.stalled
+}
+
+// fail records a record that could not be framed: the records already taken fail with it and
+// no more are taken, since the lists served now hold a change the journal does not. The owner
+// learns it from Failed.
 func (j *Journal) fail(err error) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -538,8 +676,9 @@ func (j *Journal) fail(err error) error {
 	return j.failure
 }
 
-// Failed is closed when a write or an fsync of the journal has failed: the store's changes are
-// no longer recorded and the server should stop, to be restarted from what is on disk.
+// Failed is closed when a record could not be taken (see fail): the store's changes are no
+// longer recorded and the server should stop, to be restarted from what is on disk. A write or
+// an fsync that fails does not close it: the journal refuses changes and retries (Writable).
 func (j *Journal) Failed() <-chan struct{} { return j.failed }
 
 // startSnapshot takes a snapshot in the background, unless one is being taken.
@@ -670,6 +809,8 @@ func (j *Journal) Close() error {
 	}
 	if j.failure != nil {
 		err = j.failure
+	} else if j.stalled != nil {
+		err = j.stalled // the records held back were refused: the restart will not have them
 	}
 	return errors.Join(err, j.lock.Close())
 }

@@ -407,28 +407,96 @@ func TestGroupCommit(t *testing.T) {
 	}
 }
 
-// TestFailureStopsRecording breaks the segment under the writer: the change fails, Failed is
-// closed, and later changes are refused instead of being acknowledged.
-func TestFailureStopsRecording(t *testing.T) {
-	m, j, logs := open(t, t.TempDir(), Options{})
+// TestWriteFailureStallsAndRecovers breaks the segment under the writer (its descriptor closed,
+// as a failing disk leaves one): the change in flight waits, later changes are refused before
+// they are made (store.ErrUnavailable), reads that change nothing go on, the server does not
+// stop (Failed stays open), and the journal recovers on its own: the change in flight is then
+// acknowledged, and a restart has exactly the acknowledged lines.
+func TestWriteFailureStallsAndRecovers(t *testing.T) {
+	dir := t.TempDir()
+	m, j, logs := open(t, dir, Options{RetryInterval: 20 * time.Millisecond})
 	if err := m.Add(context.Background(), "l", "a", store.Last, false); err != nil {
 		t.Fatal(err)
 	}
-	j.file.Close() // the next write fails
-	if err := m.Add(context.Background(), "l", "b", store.Last, false); !errors.Is(err, store.ErrNotRecorded) {
-		t.Fatalf("Add after a write failure: %v, want ErrNotRecorded", err)
+	j.file.Close() // the next write fails, and so does every later one on this descriptor
+	inFlight := make(chan error, 1)
+	go func() { inFlight <- m.Add(context.Background(), "l", "b", store.Last, false) }()
+	// The repair reopens the segment: until then the in-flight change waits; it is acknowledged
+	// after, never refused.
+	if err := <-inFlight; err != nil {
+		t.Fatalf("the change in flight when the write failed: %v, want it acknowledged after the repair", err)
+	}
+	if err := j.Writable(); err != nil {
+		t.Fatalf("not writable after the repair: %v", err)
 	}
 	select {
 	case <-j.Failed():
+		t.Fatal("Failed is closed: the server would stop")
 	default:
-		t.Fatal("Failed is not closed")
 	}
-	if _, err := m.Read(ctx, "l", store.First, 1, false, 0); !errors.Is(err, store.ErrNotRecorded) {
-		t.Fatalf("Read after a failure: %v, want ErrNotRecorded", err)
+	if !strings.Contains(logs.String(), "The journal cannot write") || !strings.Contains(logs.String(), "The journal writes again") {
+		t.Errorf("the stall and the recovery are not logged:\n%s", logs)
 	}
-	if !strings.Contains(logs.String(), "The journal failed") {
-		t.Errorf("the failure is not logged:\n%s", logs)
+	if err := m.Add(context.Background(), "l", "c", store.Last, false); err != nil {
+		t.Fatal(err)
 	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m2, j2, _ := open(t, dir, Options{})
+	defer j2.Close()
+	sameContents(t, contents(t, m2), map[string][]string{"l": {"a", "b", "c"}})
+}
+
+// TestChangesRefusedWhileStalled holds the journal stalled (every repair fails while the
+// segment is gone): changes are refused with store.ErrUnavailable and change nothing, reads that
+// change nothing answer, and Close refuses the change that was in flight, which the restart
+// does not have.
+func TestChangesRefusedWhileStalled(t *testing.T) {
+	dir := t.TempDir()
+	m, j, _ := open(t, dir, Options{RetryInterval: 10 * time.Millisecond})
+	if err := m.Add(context.Background(), "l", "a", store.Last, false); err != nil {
+		t.Fatal(err)
+	}
+	j.file.Close()
+	segment := filepath.Join(dir, segmentName(j.fileSegment))
+	if err := os.Rename(segment, segment+".away"); err != nil { // every repair fails to reopen it
+		t.Fatal(err)
+	}
+	inFlight := make(chan error, 1)
+	go func() { inFlight <- m.Add(context.Background(), "l", "b", store.Last, false) }()
+	for j.Writable() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if err := m.Add(context.Background(), "l", "c", store.Last, false); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("Add while stalled: %v, want ErrUnavailable", err)
+	}
+	if _, err := m.Read(context.Background(), "l", store.First, 1, false, 0); !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("a consuming Read while stalled: %v, want ErrUnavailable", err)
+	}
+	if n, err := m.Length(context.Background(), "l"); err != nil || n != 2 {
+		t.Errorf("Length while stalled = %d, %v; want 2 (a, and b in flight)", n, err)
+	}
+	if lines, err := m.Lines(context.Background(), "l"); err != nil || len(lines) != 2 {
+		t.Errorf("Lines while stalled = %q, %v", lines, err)
+	}
+	select {
+	case err := <-inFlight:
+		t.Fatalf("the change in flight answered %v while the journal cannot write", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	if err := j.Close(); err == nil {
+		t.Error("Close of a stalled journal reports no error")
+	}
+	if err := <-inFlight; !errors.Is(err, store.ErrNotRecorded) {
+		t.Errorf("the change in flight at Close: %v, want ErrNotRecorded", err)
+	}
+	if err := os.Rename(segment+".away", segment); err != nil {
+		t.Fatal(err)
+	}
+	m2, j2, _ := open(t, dir, Options{})
+	defer j2.Close()
+	sameContents(t, contents(t, m2), map[string][]string{"l": {"a"}})
 }
 
 // TestCloseRefusesLaterChanges checks that a change after Close is not acknowledged.
