@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -34,40 +35,50 @@ func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha
 	if err := r.applyService(ctx, sts, Service(sts)); err != nil {
 		return nil, err
 	}
-	if err := r.applyDisruptionBudget(ctx, sts, PodDisruptionBudget(sts)); err != nil {
+	pdb := PodDisruptionBudget(sts)
+	if err := r.applyOptional(ctx, sts, pdb != nil, pdb, &policyv1.PodDisruptionBudget{}); err != nil {
+		return nil, err
+	}
+	policy := NetworkPolicy(sts, r.Namespace)
+	if err := r.applyOptional(ctx, sts, policy != nil, policy, &networkingv1.NetworkPolicy{}); err != nil {
 		return nil, err
 	}
 	return r.applyDeployment(ctx, sts, src, blocked)
 }
 
-// applyDisruptionBudget creates or updates the budget of several replicas, and deletes it when
-// the resource went back to one.
-func (r *SimpleTableServerReconciler) applyDisruptionBudget(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired *policyv1.PodDisruptionBudget) error {
-	var pdb policyv1.PodDisruptionBudget
-	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, &pdb)
+// applyOptional creates or updates desired, an object of the resource's name that it has only
+// in some cases (a budget for several replicas, a network policy), or, when it is not wanted,
+// deletes the one that exists. existing is an empty object of its type.
+func (r *SimpleTableServerReconciler) applyOptional(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, want bool, desired, existing client.Object) error {
+	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, existing)
 	switch {
-	case apierrors.IsNotFound(err) && desired == nil:
+	case apierrors.IsNotFound(err) && !want:
 		return nil
 	case apierrors.IsNotFound(err):
 		return r.create(ctx, sts, desired)
 	case err != nil:
-		return fmt.Errorf("while getting PodDisruptionBudget %q: %w", sts.Name, err)
+		return fmt.Errorf("while getting %s %q: %w", kindOf(existing), sts.Name, err)
 	}
-	if err := checkOwner(sts, &pdb); err != nil {
+	if err := checkOwner(sts, existing); err != nil {
 		return err
 	}
-	if desired == nil {
-		if err := r.Delete(ctx, &pdb); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("while deleting PodDisruptionBudget %q: %w", pdb.Name, err)
+	if !want {
+		if err := r.Delete(ctx, existing); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("while deleting %s %q: %w", kindOf(existing), sts.Name, err)
 		}
-		r.Recorder.Eventf(sts, &pdb, corev1.EventTypeNormal, "Deleted", "Delete", "Deleted PodDisruptionBudget %s: one replica left", pdb.Name)
+		r.Recorder.Eventf(sts, existing, corev1.EventTypeNormal, "Deleted", "Delete", "Deleted %s %s: the resource no longer asks for it", kindOf(existing), sts.Name)
 		return nil
 	}
-	if !specChanged(&pdb, desired) {
+	if !specChanged(existing, desired) {
 		return nil
 	}
-	pdb.Spec = desired.Spec
-	return r.update(ctx, sts, &pdb, desired, "")
+	switch e := existing.(type) {
+	case *policyv1.PodDisruptionBudget:
+		e.Spec = desired.(*policyv1.PodDisruptionBudget).Spec
+	case *networkingv1.NetworkPolicy:
+		e.Spec = desired.(*networkingv1.NetworkPolicy).Spec
+	}
+	return r.update(ctx, sts, existing, desired, "")
 }
 
 // createOnce creates obj unless it exists; it never updates it (the claim is immutable).
@@ -272,6 +283,8 @@ func kindOf(obj client.Object) string {
 		return "PersistentVolumeClaim"
 	case *policyv1.PodDisruptionBudget:
 		return "PodDisruptionBudget"
+	case *networkingv1.NetworkPolicy:
+		return "NetworkPolicy"
 	}
 	return fmt.Sprintf("%T", obj)
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,5 +96,76 @@ func TestUnreadableSourceIsACondition(t *testing.T) {
 	}
 	eventually(t, reconcileWait, func() error {
 		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceUnreadable, "grant the operator")
+	})
+}
+
+func TestNetworkPolicy(t *testing.T) {
+	peer := networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "perf"}}}
+	operator := networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "sts-system"}}}
+	tests := map[string]struct {
+		policy    *stsv1alpha1.NetworkPolicy
+		operator  string
+		wantNone  bool
+		wantPeers []networkingv1.NetworkPolicyPeer // nil: no ingress rule at all, nothing gets in
+	}{
+		"none asked":                 {wantNone: true},
+		"the resource's peers":       {policy: &stsv1alpha1.NetworkPolicy{From: []networkingv1.NetworkPolicyPeer{peer}}, operator: "sts-system", wantPeers: []networkingv1.NetworkPolicyPeer{peer, operator}},
+		"only the operator":          {policy: &stsv1alpha1.NetworkPolicy{}, operator: "sts-system", wantPeers: []networkingv1.NetworkPolicyPeer{operator}},
+		"nobody: no operator to add": {policy: &stsv1alpha1.NetworkPolicy{}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			sts := newSTS("logins", inNamespace("perf"), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = tc.policy })
+			np := NetworkPolicy(sts, tc.operator)
+			if (np == nil) != tc.wantNone {
+				t.Fatalf("policy %+v, want none: %t", np, tc.wantNone)
+			}
+			if np == nil {
+				return
+			}
+			assertOwnedBy(t, np.OwnerReferences, sts)
+			if !reflect.DeepEqual(np.Spec.PodSelector.MatchLabels, selectorLabels(sts)) || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+				t.Errorf("policy selects %v for %v", np.Spec.PodSelector, np.Spec.PolicyTypes)
+			}
+			if tc.wantPeers == nil {
+				if np.Spec.Ingress == nil || len(np.Spec.Ingress) != 0 {
+					t.Errorf("ingress %+v, want an empty list: nothing gets in", np.Spec.Ingress)
+				}
+				return
+			}
+			if len(np.Spec.Ingress) != 1 || !reflect.DeepEqual(np.Spec.Ingress[0].From, tc.wantPeers) ||
+				len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.StrVal != serverPortName {
+				t.Errorf("ingress %+v, want from %+v to port %s only", np.Spec.Ingress, tc.wantPeers, serverPortName)
+			}
+		})
+	}
+}
+
+// TestNetworkPolicyFollowsTheSpec: the operator makes the policy when asked, lets itself in, and
+// deletes it when the resource no longer asks.
+func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
+	s := requireEnvtest(t)
+	ns := s.newNamespace(t)
+	s.reconciler.Namespace = "sts-system" // as the chart's POD_NAMESPACE would
+	t.Cleanup(func() { s.reconciler.Namespace = "" })
+	sts := newSTS("tables", inNamespace(ns), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} })
+	sts.UID = ""
+	s.create(t, sts)
+	key := client.ObjectKey{Namespace: ns, Name: "tables"}
+	np := &networkingv1.NetworkPolicy{}
+	eventually(t, reconcileWait, func() error { return s.k8s.Get(context.Background(), key, np) })
+	if len(np.Spec.Ingress) != 1 || np.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels[corev1.LabelMetadataName] != "sts-system" {
+		t.Errorf("ingress %+v, want the operator's namespace let in", np.Spec.Ingress)
+	}
+	eventually(t, reconcileWait, func() error { // again when a status write came in between
+		s.get(t, sts)
+		sts.Spec.NetworkPolicy = nil
+		return s.k8s.Update(context.Background(), sts)
+	})
+	eventually(t, reconcileWait, func() error {
+		if err := s.k8s.Get(context.Background(), key, np); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the policy is still there: %v", err)
+		}
+		return nil
 	})
 }

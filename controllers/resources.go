@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -256,6 +257,40 @@ func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer) *policyv1.PodDisrup
 	}
 	setSpecHash(&pdb.ObjectMeta, pdb.Spec)
 	return pdb
+}
+
+// NetworkPolicy returns the policy that lets only spec.networkPolicy.from, and the operator's
+// namespace (operatorNamespace, "" for none), reach the table servers' port, or nil when the
+// resource asks for none.
+func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, operatorNamespace string) *networkingv1.NetworkPolicy {
+	np := sts.Spec.NetworkPolicy
+	if np == nil {
+		return nil
+	}
+	from := slices.Clone(np.From)
+	if operatorNamespace != "" {
+		from = append(from, networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{
+			MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace},
+		}})
+	}
+	port := intstr.FromString(serverPortName)
+	policy := &networkingv1.NetworkPolicy{
+		ObjectMeta: objectMeta(sts, sts.Name),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			// No rule lets nothing in: an empty from would let everything in.
+			Ingress: []networkingv1.NetworkPolicyIngressRule{},
+		},
+	}
+	if len(from) > 0 {
+		policy.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{
+			From:  from,
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: &port}},
+		}}
+	}
+	setSpecHash(&policy.ObjectMeta, policy.Spec)
+	return policy
 }
 
 // ServerImage decides the image of sts's table server, given the Deployment that runs it now

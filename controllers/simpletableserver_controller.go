@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
@@ -52,6 +53,9 @@ type SimpleTableServerReconciler struct {
 	// DefaultRedis is the Redis of resources whose Redis backend names none (nil: such a
 	// resource stalls until it names one).
 	DefaultRedis *stsv1alpha1.RedisConnection
+	// Namespace is where the operator runs: table servers' NetworkPolicies let it in ("": they
+	// let in only the peers the resource names, and the operator must reach them otherwise).
+	Namespace string
 
 	sourceCache *sourceCache
 	tokens      *acceptedTokens
@@ -67,6 +71,7 @@ type SimpleTableServerReconciler struct {
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;create
 // +kubebuilder:rbac:groups="",resources=configmaps;secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;delete
 // pods: listed only when the table servers do not answer through their Service, to ask one
 // directly why (see backendProblem).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
@@ -148,6 +153,7 @@ func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts co
 		Owns(&corev1.Service{}).
 		Owns(&corev1.PersistentVolumeClaim{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		Owns(&networkingv1.NetworkPolicy{}).
 		WatchesMetadata(&corev1.ConfigMap{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(configMapIndex))).
 		WatchesMetadata(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.readersOf(secretIndex))).
 		WithOptions(opts).
@@ -164,6 +170,7 @@ func CacheByObject() map[client.Object]cache.ByObject {
 		&corev1.Service{}:               {Label: managed},
 		&corev1.PersistentVolumeClaim{}: {Label: managed},
 		&policyv1.PodDisruptionBudget{}: {Label: managed},
+		&networkingv1.NetworkPolicy{}:   {Label: managed},
 	}
 }
 

@@ -23,8 +23,12 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
-// maxStatusLists bounds status.lists: clients can create any number of lists.
-const maxStatusLists = 256
+// maxStatusLists and maxStatusNameBytes bound status.lists (the schema says the same): clients
+// can create any number of lists, with names of any length.
+const (
+	maxStatusLists     = 256
+	maxStatusNameBytes = 1024
+)
 
 // conditionTypes are the conditions the operator writes; computeStatus drops any other.
 var conditionTypes = []string{
@@ -124,8 +128,13 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 
 func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *protocol.Answer, now metav1.Time) {
 	var lists []stsv1alpha1.ListStatus // nil when empty, as the stored status decodes an absent list
-	for _, l := range s.Lists[:min(len(s.Lists), maxStatusLists)] {
-		lists = append(lists, stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length})
+	for _, l := range s.Lists {
+		if len(lists) == maxStatusLists {
+			break
+		}
+		if len(l.Name) <= maxStatusNameBytes { // the schema's bound: a longer one would fail the whole write
+			lists = append(lists, stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length})
+		}
 	}
 	total := ptr.Deref(s.Total, 0)
 	if apiequality.Semantic.DeepEqual(status.Lists, lists) && status.TotalLines == total &&

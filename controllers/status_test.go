@@ -309,6 +309,17 @@ func computeKstatus(t testing.TB, sts *stsv1alpha1.SimpleTableServer) *kstatus.R
 	return res
 }
 
+// TestStatusListsStayWithinTheSchema: a list whose name is longer than status.lists[].name may
+// be is counted but not listed, since one such name would make the API server refuse the
+// whole status write.
+func TestStatusListsStayWithinTheSchema(t *testing.T) {
+	long := protocol.List{Name: strings.Repeat("x", maxStatusNameBytes+1), Length: 2}
+	st := computeStatus(newSTS("a"), observe(deployed(rolledOutNow, nil), answered(protocol.List{Name: "users", Length: 5}, long)), metav1.Now())
+	if len(st.Lists) != 1 || st.Lists[0].Name != "users" || st.ListCount != 2 || st.TotalLines != 7 {
+		t.Errorf("lists %+v, count %d, total %d: want users listed, both counted", st.Lists, st.ListCount, st.TotalLines)
+	}
+}
+
 func TestComputeStatusDropsConditionsItNoLongerWrites(t *testing.T) {
 	sts := newSTS("a")
 	sts.Status.Conditions = []metav1.Condition{

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -165,12 +166,29 @@ type SimpleTableServerSpec struct {
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 
+	// networkPolicy, when set, makes a NetworkPolicy that lets only these peers, and the
+	// operator's namespace (which reads STATUS), reach the table servers' port; from: [] lets
+	// only the operator in. Absent, the operator makes none. It needs a network plugin that
+	// enforces NetworkPolicies.
+	// +optional
+	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
+
 	// topologySpreadConstraints of the table-server pods. When absent, pods of a resource with
 	// several replicas are spread over nodes and zones where the scheduler can (ScheduleAnyway),
 	// so that a lost node takes at most its share of them.
 	// +listType=atomic
 	// +optional
 	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+}
+
+// NetworkPolicy says who may reach the table servers.
+type NetworkPolicy struct {
+	// from are the peers allowed to reach port 9191: pods by podSelector, namespaces by
+	// namespaceSelector (both in one peer: those pods in those namespaces), or ipBlock.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	From []networkingv1.NetworkPolicyPeer `json:"from,omitempty"`
 }
 
 // Backend says where the table servers keep their lists.
@@ -653,6 +671,7 @@ type SimpleTableServerStatus struct {
 	// datasets plus any list that clients created (at most the first 256).
 	// +listType=map
 	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=256
 	// +optional
 	Lists []ListStatus `json:"lists,omitempty"`
 
@@ -673,7 +692,9 @@ type SimpleTableServerStatus struct {
 
 // ListStatus is one list in the table server.
 type ListStatus struct {
-	// name of the list (FILENAME).
+	// name of the list (FILENAME). Lists with longer names are counted in listCount and
+	// totalLines but not listed.
+	// +kubebuilder:validation:MaxLength=1024
 	Name string `json:"name"`
 	// length is the number of lines in the list.
 	Length int64 `json:"length"`

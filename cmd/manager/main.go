@@ -48,6 +48,7 @@ type options struct {
 	probeAddr               string
 	leaderElect             bool
 	stsImage                string
+	namespace               string
 	defaultRedis            *stsv1alpha1.RedisConnection
 	serverTimeout           time.Duration
 	maxConcurrentReconciles int
@@ -64,6 +65,7 @@ func parseOptions(args []string, getenv func(string) string, output io.Writer) (
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	fs.StringVar(&o.stsImage, "sts-image", getenv("STS_IMAGE"), "image of new table servers whose resource names none; running ones keep theirs (default $STS_IMAGE)")
+	fs.StringVar(&o.namespace, "operator-namespace", getenv("POD_NAMESPACE"), "namespace the operator runs in, which table servers' NetworkPolicies let in (default $POD_NAMESPACE, which the chart sets)")
 	fs.Func("default-redis", `Redis of resources whose Redis backend names none, as JSON with the fields of spec.backend.redis's connection, e.g. {"address":"redis.redis.svc:6379","credentialsSecret":{"name":"redis"}}; a Secret it names is looked up in each resource's namespace`, func(v string) error {
 		var c stsv1alpha1.RedisConnection
 		dec := json.NewDecoder(strings.NewReader(v))
@@ -128,6 +130,7 @@ func run(o *options) error {
 		HTTPClient:   controllers.NewHTTPClient(o.serverTimeout),
 		APIReader:    mgr.GetAPIReader(),
 		DefaultRedis: o.defaultRedis,
+		Namespace:    o.namespace,
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {
 		return fmt.Errorf("while setting up the controller: %w", err)
