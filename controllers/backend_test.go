@@ -335,14 +335,8 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	rs := redistest.Start(t, redistest.WithArgs("--appendonly", "yes", "--appendfsync", "always")) // keeps the lists across the outage
 	ts := startTableServerOn(t, redisStore(t, rs), "", map[string][]string{"users": {"u1", "u2", "u3"}})
 
-	ns := s.newNamespace(t)
-	s.rollouts.in(t, ns)
-	s.create(t, configMap(ns, "users", map[string]string{"lines": "u1\nu2\nu3\n"}))
-	sts := newSTS("tables", inNamespace(ns), withRefresh(time.Second), withConfigMapDataset("users", "users", "lines"), withRedis(redisAt(rs.Addr), 3))
-	sts.UID = ""
-	s.endpoints.set(t, ns+"/tables", ts.url)
-	s.create(t, sts)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	sts := s.servedOnRedis(t, rs, ts, "u1\nu2\nu3\n")
+	ns := sts.Namespace
 	if got := ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE"); !strings.Contains(got, "u1") {
 		t.Fatalf("READ = %q", got)
 	}
@@ -385,6 +379,22 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	}
 }
 
+// servedOnRedis creates a resource "tables" with three replicas on rs whose dataset "users" is a
+// ConfigMap holding content, served by ts (the Service's pod), and waits until it is Ready.
+func (s *envtestSuite) servedOnRedis(t *testing.T, rs *redistest.Server, ts *testTableServer, content string, opts ...stsOption) *stsv1alpha1.SimpleTableServer {
+	t.Helper()
+	ns := s.newNamespace(t)
+	s.rollouts.in(t, ns)
+	s.create(t, configMap(ns, "users", map[string]string{"lines": content}))
+	opts = append([]stsOption{inNamespace(ns), withRefresh(time.Second), withConfigMapDataset("users", "users", "lines"), withRedis(redisAt(rs.Addr), 3)}, opts...)
+	sts := newSTS("tables", opts...)
+	sts.UID = ""
+	s.endpoints.set(t, ns+"/tables", ts.url)
+	s.create(t, sts)
+	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	return sts
+}
+
 // redisStore is a table server's store on rs, with the key prefix every test server on rs shares.
 func redisStore(t *testing.T, rs *redistest.Server) *redisstore.Store {
 	t.Helper()
@@ -411,15 +421,8 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 	b := startTableServerOn(t, redisStore(t, rs), "", nil) // another replica
 	a.loadDataset(t, "users", v1)                          // what the first pod's startup load did
 
-	ns := s.newNamespace(t)
-	s.rollouts.in(t, ns)
-	s.create(t, configMap(ns, "users", map[string]string{"lines": v1}))
-	sts := newSTS("tables", inNamespace(ns), withRefresh(time.Second), withPolicy(stsv1alpha1.DatasetUpdateReload),
-		withConfigMapDataset("users", "users", "lines"), withRedis(redisAt(rs.Addr), 3))
-	sts.UID = ""
-	s.endpoints.set(t, ns+"/tables", a.url)
-	s.create(t, sts)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	sts := s.servedOnRedis(t, rs, a, v1, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	ns := sts.Namespace
 	if got := b.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE"); !strings.Contains(got, "u1") {
 		t.Fatalf("READ through the other replica = %q", got)
 	}

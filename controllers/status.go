@@ -53,17 +53,9 @@ type observation struct {
 // spec: a source is missing, or the server would refuse part of the spec.
 func (o observation) blocked() bool { return len(o.sources.missing) > 0 || len(o.problems) > 0 }
 
-// updateStatus writes the status that obs implies, and the events of the conditions that
-// changed, only when it differs from the stored one.
+// updateStatus writes the status that obs implies.
 func (r *SimpleTableServerReconciler) updateStatus(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obs observation) error {
-	status := computeStatus(sts, obs, metav1.Now())
-	if apiequality.Semantic.DeepEqual(sts.Status, status) {
-		return nil
-	}
-	r.recordTransitions(sts, status)
-	patch := client.MergeFrom(sts.DeepCopy())
-	sts.Status = status
-	return r.Status().Patch(ctx, sts, patch)
+	return r.writeStatus(ctx, sts, computeStatus(sts, obs, metav1.Now()))
 }
 
 // updateStatusUnreadable writes what is known when the sources could not be read: Reconciling
@@ -75,15 +67,15 @@ func (r *SimpleTableServerReconciler) updateStatusUnreadable(ctx context.Context
 	if apierrors.IsForbidden(err) {
 		p = progress{progressStalled, stsv1alpha1.ReasonSourceUnreadable, err.Error() + ": grant the operator get/list/watch on configmaps and secrets"}
 	}
-	now := metav1.Now()
-	for _, c := range []metav1.Condition{
+	setConditions(&status, sts.Generation, metav1.Now(),
 		condition(stsv1alpha1.ConditionReconciling, isTrue(p.state == progressConverging), p.reason, p.message),
-		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message),
-	} {
-		c.ObservedGeneration = sts.Generation
-		c.LastTransitionTime = now
-		meta.SetStatusCondition(&status.Conditions, c)
-	}
+		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message))
+	return r.writeStatus(ctx, sts, status)
+}
+
+// writeStatus writes status, and the events of the conditions that changed, only when it
+// differs from the stored one.
+func (r *SimpleTableServerReconciler) writeStatus(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, status stsv1alpha1.SimpleTableServerStatus) error {
 	if apiequality.Semantic.DeepEqual(sts.Status, status) {
 		return nil
 	}
@@ -91,6 +83,16 @@ func (r *SimpleTableServerReconciler) updateStatusUnreadable(ctx context.Context
 	patch := client.MergeFrom(sts.DeepCopy())
 	sts.Status = status
 	return r.Status().Patch(ctx, sts, patch)
+}
+
+// setConditions sets each of conditions in status, as describing generation, at now (kept where
+// the condition says what it said).
+func setConditions(status *stsv1alpha1.SimpleTableServerStatus, generation int64, now metav1.Time, conditions ...metav1.Condition) {
+	for _, c := range conditions {
+		c.ObservedGeneration = generation
+		c.LastTransitionTime = now
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
 }
 
 // computeStatus returns sts's status given obs. The lists and lastStatusTime change only when
@@ -112,17 +114,13 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 	status.Conditions = slices.DeleteFunc(status.Conditions, func(c metav1.Condition) bool {
 		return !slices.Contains(conditionTypes, c.Type)
 	})
-	for _, c := range []metav1.Condition{
+	setConditions(&status, sts.Generation, now,
 		readyCondition(sts, obs, p),
 		condition(stsv1alpha1.ConditionReconciling, isTrue(p.state == progressConverging), p.reason, p.message),
 		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message),
 		datasetsLoadedCondition(sts, obs, p),
 		datasetsInSyncCondition(sts, obs, p),
-	} {
-		c.ObservedGeneration = sts.Generation
-		c.LastTransitionTime = now
-		meta.SetStatusCondition(&status.Conditions, c)
-	}
+	)
 	return status
 }
 
