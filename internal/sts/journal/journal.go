@@ -141,6 +141,7 @@ type batch struct {
 	segment uint64
 	buf     []byte
 	staged  bool // buf is in the writer's unsynced
+	create  bool // the segment is created even without records (a snapshot's first)
 	done    chan struct{}
 	err     error
 }
@@ -263,6 +264,9 @@ func (j *Journal) restore() error {
 			replayed = append(replayed, g)
 		}
 	}
+	if err := checkSequence(j.dir, base, replayed); err != nil {
+		return err
+	}
 	var prev uint64 // records are numbered in increasing order across the segments
 	for i, g := range replayed {
 		n, err := j.replay(filepath.Join(j.dir, segmentName(g)), i == len(replayed)-1, &prev)
@@ -285,6 +289,44 @@ func (j *Journal) restore() error {
 		return syncDir(j.dir)
 	}
 	return nil
+}
+
+// checkSequence refuses segments that do not follow the snapshot base (0: none) one by one: a
+// missing snapshot or segment would restore the lists with changes missing, silently. Segment 1
+// starts a journal without snapshot; a snapshot's segment has its number and is created with it.
+func checkSequence(dir string, base uint64, segments []uint64) error {
+	if len(segments) == 0 {
+		return nil
+	}
+	if first := segments[0]; base == 0 && first != 1 {
+		return &GapError{Dir: dir, Missing: snapshotName(first), Reason: fmt.Sprintf(
+			"%s does not start the journal and no snapshot holds what came before it", segmentName(first))}
+	} else if base != 0 && first != base {
+		return &GapError{Dir: dir, Missing: segmentName(base), Reason: fmt.Sprintf(
+			"%s is followed by %s", snapshotName(base), segmentName(first))}
+	}
+	for i := 1; i < len(segments); i++ {
+		if segments[i] != segments[i-1]+1 {
+			missing := segmentName(segments[i-1] + 1)
+			if segments[i] > segments[i-1]+2 {
+				missing += " to " + segmentName(segments[i]-1)
+			}
+			return &GapError{Dir: dir, Missing: missing, Reason: fmt.Sprintf("%s is followed by %s", segmentName(segments[i-1]), segmentName(segments[i]))}
+		}
+	}
+	return nil
+}
+
+// GapError is a state directory that lacks a snapshot or journal segment: restoring it would
+// lose changes without a word, so Open refuses it.
+type GapError struct {
+	Dir     string
+	Missing string // the file name(s) missing
+	Reason  string
+}
+
+func (e *GapError) Error() string {
+	return fmt.Sprintf("journal in %s: %s is missing (%s); restore it, or move the directory away to start empty", e.Dir, e.Missing, e.Reason)
 }
 
 // replay applies the records of the segment at path and returns its size. The last segment may
@@ -507,7 +549,7 @@ func (j *Journal) write(b *batch) error {
 	j.mu.Lock()
 	err := j.failure
 	j.mu.Unlock()
-	if err != nil || len(b.buf) == 0 || b.staged {
+	if err != nil || b.staged || len(b.buf) == 0 && !b.create {
 		return err
 	}
 	if j.file == nil || j.fileSegment != b.segment {
@@ -515,8 +557,11 @@ func (j *Journal) write(b *batch) error {
 			return err
 		}
 	}
-	j.unsynced = append(j.unsynced, b.buf)
 	b.staged = true
+	if len(b.buf) == 0 {
+		return nil
+	}
+	j.unsynced = append(j.unsynced, b.buf)
 	j.dirty = true
 	j.sinceSnapshot += int64(len(b.buf))
 	if _, err := j.file.Write(b.buf); err != nil {
@@ -710,11 +755,14 @@ func (j *Journal) Snapshot() error {
 	// From here on records go to segment g: the snapshot holds everything recorded before.
 	j.segment++
 	g, seq := j.segment, j.seq
+	// Segment g is created even if nothing is recorded before the snapshot is renamed, so that
+	// the segments after a snapshot never skip a number: restore takes a gap for lost records.
 	if open := j.batches[len(j.batches)-1]; len(open.buf) == 0 {
 		open.segment = g
 	} else {
 		j.batches = append(j.batches, newBatch(g))
 	}
+	j.batches[len(j.batches)-1].create = true
 	j.mu.Unlock()
 
 	start := time.Now()

@@ -587,3 +587,57 @@ func lengths(m *memory.Memory) []store.ListInfo {
 	infos, _ := m.Lists(context.Background())
 	return infos
 }
+
+// A state directory missing its snapshot, or a segment in the middle of its journal, is refused
+// with the missing file named; restoring it would give the lists with changes missing.
+func TestGapsAreRefused(t *testing.T) {
+	build := func(t *testing.T) string {
+		dir := t.TempDir()
+		m, j, _ := open(t, dir, Options{})
+		add := func(line string) {
+			if err := m.Add(ctx, "l", line, store.Last, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		add("a")
+		if err := j.Snapshot(); err != nil { // snapshot-2, segment 2 created with it
+			t.Fatal(err)
+		}
+		add("b")
+		next := func() { // a new segment without a snapshot, as a snapshot that fails leaves
+			j.mu.Lock()
+			j.segment++
+			j.batches = append(j.batches, newBatch(j.segment))
+			j.mu.Unlock()
+		}
+		next()
+		add("c")
+		next()
+		add("d")
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	t.Run("intact", func(t *testing.T) {
+		m, _, _ := open(t, build(t), Options{})
+		sameContents(t, contents(t, m), map[string][]string{"l": {"a", "b", "c", "d"}})
+	})
+	for _, c := range []struct{ remove, want string }{
+		{snapshotName(2), "snapshot-00000000000000000002.snap is missing (journal-00000000000000000002.log does not start the journal"},
+		{segmentName(3), "journal-00000000000000000003.log is missing (journal-00000000000000000002.log is followed by journal-00000000000000000004.log)"},
+		{segmentName(2), "journal-00000000000000000002.log is missing (snapshot-00000000000000000002.snap is followed by journal-00000000000000000003.log)"},
+	} {
+		t.Run(c.remove, func(t *testing.T) {
+			dir := build(t)
+			if err := os.Remove(filepath.Join(dir, c.remove)); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Open(ctx, dir, memory.New(), Options{})
+			var gap *GapError
+			if !errors.As(err, &gap) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), dir) {
+				t.Fatalf("Open without %s: %v; want a *GapError saying %q", c.remove, err, c.want)
+			}
+		})
+	}
+}
