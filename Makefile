@@ -93,6 +93,10 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20000 inputs) each.
 	  done; \
 	done
 
+.PHONY: adversarial
+adversarial: ## Run the hostile-input tests (TestAdversarial*: unauthenticated 16 MiB bodies, ...) against real processes and print their figures; make test runs them too.
+	go test -count=1 -v -run '^TestAdversarial' ./cmd/sts/ ./internal/...
+
 .PHONY: bench
 bench: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
 bench: envtest ## Run the benchmarks (the operator's at 200 resources on envtest) and print the ratios against their baselines.

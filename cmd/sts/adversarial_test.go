@@ -41,10 +41,11 @@ func procStatusKiB(t *testing.T, pid int, field string) int64 {
 	return 0
 }
 
-// TestAdversarialUnauthenticatedBodies sends 32 concurrent unauthenticated 16 MiB form POSTs,
-// percent-encoded throughout, to a server that asks for a token: each is refused with 401
-// without its body being read (beyond the few KiB that could hold a TOKEN field), so the
-// process' peak RSS stays within 100 MB of its idle RSS.
+// TestAdversarialUnauthenticatedBodies sends 32 concurrent unauthenticated 16 MiB POSTs,
+// percent-encoded throughout (a url-encoded form, a multipart form, a bulk LOAD), to a server
+// that asks for a token: each is refused with 401 without its body being read (beyond the
+// 64 KiB of a form that could hold a TOKEN field), so the process' peak RSS stays within 100 MB
+// of its idle RSS.
 func TestAdversarialUnauthenticatedBodies(t *testing.T) {
 	const (
 		clients   = 32
@@ -61,41 +62,45 @@ func TestAdversarialUnauthenticatedBodies(t *testing.T) {
 	if got := srv.Status("/sts/STATUS"); got != http.StatusUnauthorized {
 		t.Fatalf("STATUS without a token: HTTP %d, want 401", got)
 	}
-	// Reset the peak (VmHWM) to the current RSS, so that it measures the attack only.
-	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", srv.Pid), []byte("5"), 0); err != nil {
-		t.Logf("clear_refs: %v (the peak then includes startup)", err)
-	}
-	idle := procStatusKiB(t, srv.Pid, "VmRSS")
-
-	// A body of escapes is the costliest to decode: "FILENAME=l&LINE=%41%41...".
-	body := append([]byte("FILENAME=l&LINE="), bytes.Repeat([]byte("%41"), (bodyBytes-16)/3)...)
-	body = append(body, bytes.Repeat([]byte("A"), bodyBytes-len(body))...)
-	head := "POST /sts/ADD HTTP/1.1\r\nHost: sts\r\nContent-Type: application/x-www-form-urlencoded\r\n" +
-		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
 	addr := strings.TrimPrefix(srv.Base, "http://")
-
-	start := time.Now()
-	statuses := make([]string, clients)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Go(func() { statuses[i] = unauthenticatedPost(addr, head, body) })
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	peak := procStatusKiB(t, srv.Pid, "VmHWM")
-	after := procStatusKiB(t, srv.Pid, "VmRSS")
-
-	const mb = 1e6
-	t.Logf("%d unauthenticated POSTs of %d MiB in %v: idle RSS %.1f MB, peak RSS %.1f MB (+%.1f MB, %.2fx idle), RSS after %.1f MB",
-		clients, bodyBytes>>20, elapsed.Round(time.Millisecond), float64(idle)/mb, float64(peak)/mb, float64(peak-idle)/mb,
-		float64(peak)/float64(idle), float64(after)/mb)
-	for i, s := range statuses {
-		if s != "401" {
-			t.Errorf("client %d: %s, want HTTP 401", i, s)
+	escapes := bytes.Repeat([]byte("%41"), bodyBytes/3+1)
+	for _, kind := range []struct{ name, target, contentType, start string }{
+		// Escapes are the costliest to decode: "FILENAME=l&LINE=%41%41...".
+		{"form", "/sts/ADD", "application/x-www-form-urlencoded", "FILENAME=l&LINE="},
+		{"multipart", "/sts/ADD", "multipart/form-data; boundary=b", "--b\r\nContent-Disposition: form-data; name=\"LINE\"\r\n\r\n"},
+		{"LOAD", "/sts/LOAD?FILENAME=l", "text/plain", ""},
+	} {
+		body := append([]byte(kind.start), escapes[:bodyBytes-len(kind.start)]...)
+		head := "POST " + kind.target + " HTTP/1.1\r\nHost: sts\r\nContent-Type: " + kind.contentType + "\r\n" +
+			"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n"
+		// Reset the peak (VmHWM) to the current RSS, so that it measures these requests only.
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", srv.Pid), []byte("5"), 0); err != nil {
+			t.Logf("clear_refs: %v (the peak then includes what came before)", err)
 		}
-	}
-	if peak-idle > maxGrowth {
-		t.Errorf("peak RSS %.1f MB is %.1f MB above idle, more than %.0f MB", float64(peak)/mb, float64(peak-idle)/mb, maxGrowth/mb)
+		idle := procStatusKiB(t, srv.Pid, "VmRSS")
+		start := time.Now()
+		statuses := make([]string, clients)
+		var wg sync.WaitGroup
+		for i := range clients {
+			wg.Go(func() { statuses[i] = unauthenticatedPost(addr, head, body) })
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		peak := procStatusKiB(t, srv.Pid, "VmHWM")
+		after := procStatusKiB(t, srv.Pid, "VmRSS")
+
+		const mb = 1e6
+		t.Logf("%s: %d unauthenticated POSTs of %d MiB in %v: idle RSS %.1f MB, peak RSS %.1f MB (+%.1f MB, %.2fx idle), RSS after %.1f MB",
+			kind.name, clients, bodyBytes>>20, elapsed.Round(time.Millisecond), float64(idle)/mb, float64(peak)/mb, float64(peak-idle)/mb,
+			float64(peak)/float64(idle), float64(after)/mb)
+		for i, s := range statuses {
+			if s != "401" {
+				t.Errorf("%s, client %d: %s, want HTTP 401", kind.name, i, s)
+			}
+		}
+		if peak-idle > maxGrowth {
+			t.Errorf("%s: peak RSS %.1f MB is %.1f MB above idle, more than %.0f MB", kind.name, float64(peak)/mb, float64(peak-idle)/mb, maxGrowth/mb)
+		}
 	}
 	select {
 	case <-srv.Exited():

@@ -10,6 +10,8 @@ import (
 // authorized reports whether a request may run a command: always when no token is configured,
 // otherwise when it carries the token in an "Authorization: Bearer" header or, for JMeter plans
 // that cannot set headers easily, a TOKEN parameter. Tokens are compared in constant time.
+// parseRequest asks it before reading a body, with the query's parameters, and again with a
+// form body's over them (readPost): a token in any of these places is enough.
 func (s *Server) authorized(r *http.Request, params map[string]string) bool {
 	want := *s.authToken.Load() // one token for the whole check, even while it is being rotated
 	if want == "" {

@@ -264,49 +264,62 @@ func multipartBoundary(contentType string) (string, bool) {
 var lineBreaks = strings.NewReplacer("\r", "", "\n", "")
 
 // parseMultipart adds one parameter per named part. Parts are read raw (no transfer decoding),
-// as the original does. Each value is read into a string of its own, copied again only when it
-// must change (malformed UTF-8, line breaks) or when its buffer grew well past it. Lenient (the
-// first part of a body), it keeps the parts read whole and stops at the first error.
+// as the original does. The body is read twice: once for the size of each named part, then to
+// read each into a string of that size, copied again only when it must change (malformed UTF-8,
+// line breaks). Lenient (the first part of a body), it keeps the parts read whole.
 func parseMultipart(body, boundary string, params map[string]string, lenient bool) error {
 	if !strings.Contains(body, "--"+boundary) {
 		return errors.New("the body holds no boundary")
 	}
+	sizes, err := multipartSizes(body, boundary)
+	if err != nil && !lenient {
+		return err
+	}
 	mr := multipart.NewReader(strings.NewReader(body), boundary)
 	copyBuf := make([]byte, 32<<10)
-	for {
+	for len(sizes) > 0 {
 		part, err := mr.NextRawPart()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
 		if err != nil {
-			if lenient {
-				return nil
-			}
-			return err
+			return err // not expected: the first reading went past this part
 		}
-		var sb strings.Builder
-		var dst io.Writer = &sb
 		name := part.FormName()
-		if name == "" {
-			dst = io.Discard
-		}
-		if _, err := io.CopyBuffer(dst, part, copyBuf); err != nil {
-			if lenient {
-				return nil
-			}
-			return err
-		}
 		if name == "" {
 			continue
 		}
+		var sb strings.Builder
+		sb.Grow(sizes[0])
+		sizes = sizes[1:]
+		if _, err := io.CopyBuffer(&sb, part, copyBuf); err != nil {
+			return err
+		}
 		value := sb.String()
-		switch {
-		case !utf8.ValidString(value) || strings.ContainsAny(value, "\r\n"):
-			value = lineBreaks.Replace(utf8Text.Decode(value)) // a new string
-		case sb.Cap()-sb.Len() > sb.Len()/8:
-			value = strings.Clone(value) // not the spare room the builder grew
+		if !utf8.ValidString(value) || strings.ContainsAny(value, "\r\n") {
+			value = lineBreaks.Replace(utf8Text.Decode(value))
 		}
 		params[name] = value
+	}
+	return nil
+}
+
+// multipartSizes returns the content size of each named part, in order, up to the first error.
+func multipartSizes(body, boundary string) ([]int, error) {
+	mr := multipart.NewReader(strings.NewReader(body), boundary)
+	var sizes []int
+	for {
+		part, err := mr.NextRawPart()
+		if errors.Is(err, io.EOF) {
+			return sizes, nil
+		}
+		if err != nil {
+			return sizes, err
+		}
+		n, err := io.Copy(io.Discard, part)
+		if err != nil {
+			return sizes, err
+		}
+		if part.FormName() != "" {
+			sizes = append(sizes, int(n))
+		}
 	}
 }
 
