@@ -129,6 +129,7 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.BoolVar(&c.AllowStop, "allow-stop", c.AllowStop, "let /sts/STOP stop the server")
 	fs.StringVar(&s.authTokenFile, "auth-token-file", "", "file holding the bearer token every /sts request must carry")
 	fs.Var(byteSizeFlag{&c.MaxBodyBytes}, "max-body-bytes", "largest request body accepted, in bytes (512Ki, 16Mi, ... accepted)")
+	fs.Var(byteSizeFlag{&c.MinFreeBytes}, "min-free-bytes", "free space SAVE must leave in the dataset directory's file system, so that the journal on the same volume can still write (0: no check)")
 	fs.Int64Var(&c.Limits.MaxLinesPerList, "max-lines-per-list", 0, "most lines a list may hold (0: no limit)")
 	fs.Var(byteSizeFlag{&c.Limits.MaxTotalBytes}, "max-total-bytes", "most bytes the lines of all lists may hold together, e.g. 512Mi (0: no limit)")
 	fs.Var(byteSizeFlag{&c.Limits.MaxLineBytes}, "max-line-bytes", "longest line accepted, in bytes (0: no limit)")
@@ -222,6 +223,7 @@ func (s *settings) check(set map[string]bool) error {
 		{"max-total-bytes", c.Limits.MaxTotalBytes},
 		{"max-line-bytes", c.Limits.MaxLineBytes},
 		{"max-wait", int64(c.MaxWait)},
+		{"min-free-bytes", c.MinFreeBytes},
 		{"metrics-max-lists", int64(c.MetricsMaxLists)},
 	} {
 		if v.value < 0 {

@@ -38,6 +38,10 @@ type Config struct {
 	AuthToken string
 	// MaxBodyBytes limits request bodies; a larger one is answered with HTTP 413.
 	MaxBodyBytes int64
+	// MinFreeBytes is the free space SAVE leaves in the dataset directory's file system: a SAVE
+	// that would leave less is refused (HTTP 507), so that a client cannot fill the volume the
+	// journal writes to. Zero turns the check off.
+	MinFreeBytes int64
 	// Limits are the store's (the store enforces them); the server also refuses an INITFILE or
 	// startup file larger than Limits.MaxTotalBytes before reading it.
 	Limits store.Limits
@@ -78,6 +82,9 @@ type LoadDir struct {
 const (
 	DefaultPort              = 9191
 	DefaultMaxBodyBytes      = 16 << 20
+	// DefaultMinFreeBytes is the journal's default --snapshot-bytes: room for a whole segment
+	// before the snapshot that deletes it, on a volume the journal may share with the dataset.
+	DefaultMinFreeBytes = 64 << 20
 	DefaultMaxWait           = time.Minute
 	DefaultMetricsMaxLists   = 100
 	DefaultRegexTimeout      = time.Second
@@ -102,6 +109,7 @@ func DefaultConfig() Config {
 		CharsetResponse:   "UTF-8",
 		AllowStop:         true,
 		MaxBodyBytes:      DefaultMaxBodyBytes,
+		MinFreeBytes:      DefaultMinFreeBytes,
 		MaxWait:           DefaultMaxWait,
 		MetricsMaxLists:   DefaultMetricsMaxLists,
 		RegexTimeout:      DefaultRegexTimeout,

@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
@@ -72,6 +74,9 @@ func fileFailure(command string, err error) reply {
 	if errors.Is(err, datafile.ErrInvalidPath) || errors.As(err, &fileErr) && fileErr.BadName {
 		return ko(command, http.StatusBadRequest, protocol.ReasonFileError, err.Error())
 	}
+	if errors.Is(err, syscall.ENOSPC) {
+		return ko(command, http.StatusInsufficientStorage, protocol.ReasonLimit, err.Error())
+	}
 	return ko(command, http.StatusInternalServerError, protocol.ReasonIO, err.Error())
 }
 
@@ -95,10 +100,33 @@ func (s *Server) save(req *request) reply {
 	if timestamp {
 		target = datafile.TimestampedName(s.now(), name)
 	}
+	if rep := s.checkFreeSpace(lines); rep != nil {
+		return *rep
+	}
 	if err := datafile.Save(s.cfg.DatasetDir, target, lines, s.charset.write); err != nil {
 		return fileFailure(cmdSave, err)
 	}
 	return okLength(cmdSave, len(lines))
+}
+
+// checkFreeSpace refuses (HTTP 507) a SAVE of lines that would leave less than MinFreeBytes free
+// in the dataset directory's file system: the journal, often on the same volume, must still be
+// able to write. A file system whose free space cannot be read is not checked.
+func (s *Server) checkFreeSpace(lines []string) *reply {
+	reserve := s.cfg.MinFreeBytes
+	if reserve <= 0 {
+		return nil
+	}
+	free, err := datafile.FreeBytes(s.cfg.DatasetDir)
+	if err != nil {
+		return nil
+	}
+	if need := datafile.EncodedSize(lines, s.charset.write); free-need < reserve {
+		rep := ko(cmdSave, http.StatusInsufficientStorage, protocol.ReasonLimit, fmt.Sprintf(
+			"Not enough free space: SAVE needs %d bytes and must leave %d free (--min-free-bytes), %d are free !", need, reserve, free))
+		return &rep
+	}
+	return nil
 }
 
 // loadModes are the ways LOAD puts a file into a list.
