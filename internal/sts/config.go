@@ -80,11 +80,11 @@ type LoadDir struct {
 
 // Defaults of the settings that the original does not have.
 const (
-	DefaultPort              = 9191
-	DefaultMaxBodyBytes      = 16 << 20
+	DefaultPort         = 9191
+	DefaultMaxBodyBytes = 16 << 20
 	// DefaultMinFreeBytes is the journal's default --snapshot-bytes: room for a whole segment
 	// before the snapshot that deletes it, on a volume the journal may share with the dataset.
-	DefaultMinFreeBytes = 64 << 20
+	DefaultMinFreeBytes      = 64 << 20
 	DefaultMaxWait           = time.Minute
 	DefaultMetricsMaxLists   = 100
 	DefaultRegexTimeout      = time.Second
