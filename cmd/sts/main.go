@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts"
+	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
@@ -66,6 +67,13 @@ func newLogger(format string, w io.Writer) *slog.Logger {
 // listener comes up first, so that /healthz answers while the state directory is awaited and
 // restored; /readyz and the commands wait for that and the startup loading.
 func serve(s *settings, log *slog.Logger) error {
+	removed, err := datafile.RemoveSaveLeftovers(s.server.DatasetDir)
+	for _, name := range removed {
+		log.Info("Removed the temporary file of an interrupted SAVE", "file", name)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		log.Warn("Could not remove the temporary files of interrupted SAVEs", "error", err)
+	}
 	st, mem, err := openStore(s, log)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"syscall"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
@@ -74,7 +73,7 @@ func fileFailure(command string, err error) reply {
 	if errors.Is(err, datafile.ErrInvalidPath) || errors.As(err, &fileErr) && fileErr.BadName {
 		return ko(command, http.StatusBadRequest, protocol.ReasonFileError, err.Error())
 	}
-	if errors.Is(err, syscall.ENOSPC) {
+	if datafile.NoSpace(err) {
 		return ko(command, http.StatusInsufficientStorage, protocol.ReasonLimit, err.Error())
 	}
 	return ko(command, http.StatusInternalServerError, protocol.ReasonIO, err.Error())

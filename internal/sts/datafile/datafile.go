@@ -115,7 +115,7 @@ func fileError(path string, err error) *FileError {
 // badName reports whether err says that a name leads to something that cannot
 // be a data file, rather than that the file system failed.
 func badName(err error) bool {
-	for _, e := range []error{errLinkOutside, syscall.EISDIR, syscall.ENAMETOOLONG, syscall.ELOOP, syscall.ENOTDIR} {
+	for _, e := range []error{errLinkOutside, errExistingLinkOutside, syscall.EISDIR, syscall.ENAMETOOLONG, syscall.ELOOP, syscall.ENOTDIR} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -32,10 +32,12 @@ func TimestampedName(t time.Time, name string) string {
 // the temporary file removed. An existing target keeps its permissions.
 //
 // A symbolic link is written through, as Java's FileOutputStream writes: the
-// file it leads to is replaced and the link stays. A link to an existing file
-// is followed wherever it points. A dangling link makes the file it names,
-// but only inside dir: one leading elsewhere is refused, so that a link
-// cannot make SAVE create files outside the dataset directory.
+// file it leads to is replaced and the link stays, but only inside dir (the
+// real directories compared): a link leading elsewhere, to an existing file or
+// a missing one, is refused, so that SAVE never writes outside the dataset
+// directory (where the journal or any other file of the server may be). The
+// file is replaced by a rename in its real directory, which replaces a link
+// put there meanwhile rather than following it.
 //
 // A name holding NUL gives ErrInvalidPath; a target that is a directory, a
 // dangling link out of dir, or any I/O failure, a *FileError.
@@ -75,12 +77,19 @@ func Save(dir, name string, lines []string, cs Charset) error {
 //lint:ignore ST1005 shown to clients as Java shows a reason: "x.csv (Dangling link ...)"
 var errLinkOutside = errors.New("Dangling link leads outside the dataset directory")
 
+// errExistingLinkOutside is a link to an existing file outside the dataset directory: SAVE never
+// writes there (it could reach the journal, or any file the server may write).
+//
+//lint:ignore ST1005 shown to clients as Java shows a reason
+var errExistingLinkOutside = errors.New("Link leads outside the dataset directory")
+
 // maxLinkHops is how many links a chain may hold, as Linux allows (then ELOOP).
 const maxLinkHops = 40
 
 // linkTarget returns the path of the file that the symbolic link at path
-// leads to: the file itself if it exists; for a dangling link, the missing
-// file at the end of the chain, if its directory is inside dir (else
+// leads to, through the real directory that holds it, if that directory is
+// inside dir: the file itself if it exists (else errExistingLinkOutside); for
+// a dangling link, the missing file at the end of the chain (else
 // errLinkOutside).
 func linkTarget(dir, path string) (string, error) {
 	for hops := 0; ; hops++ {
@@ -101,8 +110,11 @@ func linkTarget(dir, path string) (string, error) {
 		}
 		path = next
 	}
-	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		return path, err
+	outside := errLinkOutside
+	if _, err := os.Lstat(path); err == nil {
+		outside = errExistingLinkOutside
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
 	}
 	parent, err := filepath.EvalSymlinks(filepath.Dir(path))
 	if err != nil {
@@ -113,7 +125,7 @@ func linkTarget(dir, path string) (string, error) {
 		return "", err
 	}
 	if rel, err := filepath.Rel(root, parent); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", errLinkOutside
+		return "", outside
 	}
 	return filepath.Join(parent, filepath.Base(path)), nil
 }
@@ -148,12 +160,18 @@ func replace(target string, lines []string, cs Charset, keepMode *os.FileMode) (
 	return os.Rename(tmp.Name(), target)
 }
 
+// The names of SAVE's temporary files: tempPrefix, a random number, tempSuffix.
+const (
+	tempPrefix = ".sts-save-"
+	tempSuffix = ".tmp"
+)
+
 // createTemp creates a new file for writing in dir. Unlike os.CreateTemp
 // (0600) it gives the file the permissions Java gives a new file: 0666 less
 // the umask.
 func createTemp(dir string) (*os.File, error) {
 	for attempt := 0; ; attempt++ {
-		name := filepath.Join(dir, ".sts-save-"+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		name := filepath.Join(dir, tempPrefix+strconv.FormatUint(rand.Uint64(), 36)+tempSuffix)
 		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, os.ErrExist) && attempt < 100 {
 			continue

@@ -1,6 +1,10 @@
 package datafile
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 )
@@ -28,4 +32,33 @@ func EncodedSize(lines []string, cs Charset) int64 {
 		n *= 2
 	}
 	return n
+}
+
+// RemoveSaveLeftovers removes the temporary files that SAVEs interrupted by a crash left in dir
+// (".sts-save-*.tmp", never renamed over their target) and returns their names.
+func RemoveSaveLeftovers(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasPrefix(name, tempPrefix) || !strings.HasSuffix(name, tempSuffix) || e.IsDir() {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+			continue
+		}
+		removed = append(removed, name)
+	}
+	return removed, errors.Join(errs...)
+}
+
+// NoSpace reports whether err is a file system out of space (ENOSPC), as Save's *FileError too.
+func NoSpace(err error) bool {
+	var fe *FileError
+	return errors.Is(err, syscall.ENOSPC) || errors.As(err, &fe) && fe.Reason == "No space left on device"
 }
