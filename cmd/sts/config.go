@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -242,7 +243,49 @@ func (s *settings) check(set map[string]bool) error {
 	if s.state.snapshotBytes <= 0 {
 		return errors.New("--snapshot-bytes must be positive")
 	}
+	return s.checkStateDir()
+}
+
+// checkStateDir refuses a state directory that SAVE could write into (the dataset directory or
+// one inside it) and a dataset directory inside the state directory, the real paths compared.
+func (s *settings) checkStateDir() error {
+	if s.state.dir == "" {
+		return nil
+	}
+	state, dataset := realPath(s.state.dir), realPath(s.server.DatasetDir)
+	switch {
+	case state == dataset:
+		return fmt.Errorf("--state-dir %q is the --dataset-dir: SAVE could write over the journal; give the state a directory of its own", s.state.dir)
+	case within(state, dataset):
+		return fmt.Errorf("--state-dir %q is inside --dataset-dir %q: the journal must not be where clients' files go; give the state a directory of its own, outside it", s.state.dir, s.server.DatasetDir)
+	case within(dataset, state):
+		return fmt.Errorf("--dataset-dir %q is inside --state-dir %q: give each a directory of its own", s.server.DatasetDir, s.state.dir)
+	}
 	return nil
+}
+
+// realPath is path absolute with its symbolic links resolved, as far as it exists.
+func realPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	var rest []string
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(append([]string{real}, rest...)...)
+		}
+		if dir == filepath.Dir(dir) {
+			return abs
+		}
+		rest = append([]string{filepath.Base(dir)}, rest...)
+	}
+}
+
+// within reports whether path is inside dir (not dir itself).
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // checkBackend refuses the flags that do not apply to the backend chosen, so that a user who
