@@ -288,15 +288,22 @@ func testWaitingFindDoesNotHoldUpChanges(t *testing.T, a, b store.Store) {
 		<-release
 		return true, nil
 	})
-	must(t, b.Add(ctx, "l", "slow", store.Last, false))
+	// In goroutines, so that a store that runs the match within the change fails the test
+	// instead of blocking it.
+	added, done := make(chan error, 1), make(chan error, 1)
+	go func() { added <- b.Add(ctx, "l", "slow", store.Last, false) }()
 	select {
 	case <-entered:
 	case <-time.After(patience):
 		t.Fatal("the waiting FIND never tested the new line")
 	}
-	// While the match runs: a change, and reads that take the line being tested.
-	done := make(chan error, 1)
+	// While the match runs: the change that brought the line ends, another change, and reads
+	// that take the line being tested.
 	go func() {
+		if err := <-added; err != nil {
+			done <- err
+			return
+		}
 		if err := b.Add(ctx, "l", "y", store.Last, false); err != nil {
 			done <- err
 			return
