@@ -7,11 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"log/slog"
-
 	"github.com/sts-operator/sts-operator/internal/redistest"
-	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -20,25 +16,8 @@ import (
 // kept (an AOF here), and never stops.
 func TestRedisOutageIsA503UntilItReturns(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithArgs("--appendonly", "yes", "--appendfsync", "always"))
-	client, err := redisstore.Connection{URL: srv.URL()}.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &syncbuf.Buffer{}
-	logger := slog.New(slog.NewTextHandler(log, nil))
-	st, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "sts:", HealthInterval: 50 * time.Millisecond, Log: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	waitUp(t, st)
-	cfg := testConfig(t)
-	server, err := NewServer(cfg, st, logger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := &testServer{srv: server, store: st, log: log, cfg: cfg, dir: cfg.DatasetDir}
-	ts.listen(t)
+	ts := startOnRedis(t, srv.URL(), testConfig(t))
+	server, log := ts.srv, ts.log
 	server.LoadAtStartup(context.Background())
 	ts.expect(t, "/sts/ADD?FILENAME=l&LINE=kept", okBody(""))
 
