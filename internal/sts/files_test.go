@@ -302,9 +302,10 @@ func TestSaveThroughSymbolicLinks(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Errorf("files were created outside the dataset directory: %v", entries)
 	}
-	// A link to an existing file is written through wherever it points, as in the original.
-	ts.expect(t, "/sts/SAVE?FILENAME=existing.csv", okBody("1"))
-	if b, err := os.ReadFile(filepath.Join(outside, "exists.csv")); err != nil || string(b) != "existing.csv\n" {
-		t.Errorf("through a link to an existing file: %q %v", b, err)
+	// A link to an existing file outside is refused too (the original wrote through it): SAVE never
+	// writes outside the dataset directory, where the journal may be.
+	ts.expect(t, "/sts/SAVE?FILENAME=existing.csv", koBody("existing.csv (Link leads outside the dataset directory)"))
+	if b, err := os.ReadFile(filepath.Join(outside, "exists.csv")); err != nil || string(b) != "old\n" {
+		t.Errorf("through a link to an existing file outside: %q %v", b, err)
 	}
 }
