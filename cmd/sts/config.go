@@ -134,6 +134,8 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.Int64Var(&c.Limits.MaxLinesPerList, "max-lines-per-list", 0, "most lines a list may hold (0: no limit)")
 	fs.Var(byteSizeFlag{&c.Limits.MaxTotalBytes}, "max-total-bytes", "most bytes the lines of all lists may hold together, e.g. 512Mi (0: no limit)")
 	fs.Var(byteSizeFlag{&c.Limits.MaxLineBytes}, "max-line-bytes", "longest line accepted, in bytes (0: no limit)")
+	fs.Int64Var(&c.Limits.MaxLists, "max-lists", c.Limits.MaxLists, "most lists the server may hold; a command that would create one more is refused (0: no limit)")
+	fs.Var(byteSizeFlag{&c.MaxNameBytes}, "max-name-bytes", "longest list name (FILENAME) accepted, in bytes (0: no limit)")
 	fs.DurationVar(&c.MaxWait, "max-wait", c.MaxWait, "longest WAIT of a blocking read; a longer WAIT is shortened to it (0: reads never wait)")
 	fs.StringVar(&s.state.dir, "state-dir", "", "directory of the journal and snapshots that make the lists survive a restart (empty: lists live in memory only)")
 	fs.StringVar(&s.state.policy, "fsync-policy", s.state.policy, "with --state-dir, when a change is acknowledged: always (after its fsync) or interval (after its write; fsync every --fsync-interval)")
@@ -223,6 +225,8 @@ func (s *settings) check(set map[string]bool) error {
 		{"max-lines-per-list", c.Limits.MaxLinesPerList},
 		{"max-total-bytes", c.Limits.MaxTotalBytes},
 		{"max-line-bytes", c.Limits.MaxLineBytes},
+		{"max-lists", c.Limits.MaxLists},
+		{"max-name-bytes", c.MaxNameBytes},
 		{"max-wait", int64(c.MaxWait)},
 		{"min-free-bytes", c.MinFreeBytes},
 		{"metrics-max-lists", int64(c.MetricsMaxLists)},

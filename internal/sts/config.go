@@ -45,6 +45,9 @@ type Config struct {
 	// Limits are the store's (the store enforces them); the server also refuses an INITFILE or
 	// startup file larger than Limits.MaxTotalBytes before reading it.
 	Limits store.Limits
+	// MaxNameBytes is the longest FILENAME (a list name) a command accepts, in bytes; a longer
+	// one is refused before the command runs. Zero is no limit.
+	MaxNameBytes int64
 	// MaxWait caps the WAIT of a blocking read: a longer one waits MaxWait. Zero turns waiting
 	// off (WAIT is then still checked, but never waits).
 	MaxWait time.Duration
@@ -84,9 +87,13 @@ const (
 	DefaultMaxBodyBytes = 16 << 20
 	// DefaultMinFreeBytes is the journal's default --snapshot-bytes: room for a whole segment
 	// before the snapshot that deletes it, on a volume the journal may share with the dataset.
-	DefaultMinFreeBytes      = 64 << 20
-	DefaultMaxWait           = time.Minute
-	DefaultMetricsMaxLists   = 100
+	DefaultMinFreeBytes    = 64 << 20
+	DefaultMaxWait         = time.Minute
+	DefaultMetricsMaxLists = 100
+	// DefaultMaxNameBytes and DefaultMaxLists bound STATUS, whose answer lists every list: about
+	// 10 MiB at most with both.
+	DefaultMaxNameBytes      = 1024
+	DefaultMaxLists          = 10000
 	DefaultRegexTimeout      = time.Second
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultReadTimeout       = 2 * time.Minute
@@ -110,6 +117,8 @@ func DefaultConfig() Config {
 		AllowStop:         true,
 		MaxBodyBytes:      DefaultMaxBodyBytes,
 		MinFreeBytes:      DefaultMinFreeBytes,
+		Limits:            store.Limits{MaxLists: DefaultMaxLists},
+		MaxNameBytes:      DefaultMaxNameBytes,
 		MaxWait:           DefaultMaxWait,
 		MetricsMaxLists:   DefaultMetricsMaxLists,
 		RegexTimeout:      DefaultRegexTimeout,

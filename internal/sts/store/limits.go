@@ -12,6 +12,10 @@ type Limits struct {
 	MaxTotalBytes int64
 	// MaxLineBytes is the longest line accepted, in bytes.
 	MaxLineBytes int64
+	// MaxLists is the most lists the store may hold: a change that would create one more is
+	// refused, and changes to the lists already there go on. The memory backend holds it exactly;
+	// Redis may overshoot it by the creations that race on several servers (redis.Store).
+	MaxLists int64
 }
 
 // Names of the limits in a LimitError: the table server's flags that set them.
@@ -19,6 +23,7 @@ const (
 	LimitLinesPerList = "max-lines-per-list"
 	LimitTotalBytes   = "max-total-bytes"
 	LimitLineBytes    = "max-line-bytes"
+	LimitLists        = "max-lists"
 	// LimitRecordBytes is no flag: the most bytes the journal takes in the record of one change,
 	// which bounds a bulk load (LOAD, INITFILE, a startup file) on a durable server.
 	LimitRecordBytes = "journal-record-bytes"
@@ -26,7 +31,7 @@ const (
 
 // LimitError is a change refused because it would take a list or the store over a limit.
 type LimitError struct {
-	Limit string // LimitLinesPerList, LimitTotalBytes, LimitLineBytes or LimitRecordBytes
+	Limit string // LimitLinesPerList, LimitTotalBytes, LimitLineBytes, LimitLists or LimitRecordBytes
 	Max   int64  // the limit's value
 }
 
