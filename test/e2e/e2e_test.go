@@ -22,6 +22,7 @@ func TestE2E(t *testing.T) {
 			{"InvalidResourceRefused", testInvalidResourceRefused},
 			{"MissingConfigMapHeals", testMissingConfigMapHeals},
 			{"DeleteRemovesChildren", testDeleteRemovesChildren},
+			{"RedisBackend", testRedisBackend},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				t.Parallel()

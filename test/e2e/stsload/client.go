@@ -51,8 +51,23 @@ func (e *koError) Error() string {
 	return fmt.Sprintf("%s answered %s: %s", e.command, e.reason, e.message)
 }
 
+// unavailableError is a KO answered with HTTP 503, which the protocol says is worth asking
+// again: the server is starting or stopping (reason unavailable), or it could not reach its
+// backend (Redis down) or record the change.
+type unavailableError struct{ command, reason, message string }
+
+func (e *unavailableError) Error() string {
+	return fmt.Sprintf("%s answered HTTP 503 %s: %s", e.command, e.reason, e.message)
+}
+
+// mayHaveRun says whether the command may have run before the server gave up: a starting or
+// stopping server refuses it before running anything, while a backend that broke off (the
+// connection to Redis lost after the script was sent) or a journal that failed leave it unknown.
+func (e *unavailableError) mayHaveRun() bool { return e.reason != protocol.ReasonUnavailable }
+
 // call sends /sts/<command> as a POST form. It returns an answer for OK and for an exhausted
-// list, a *koError for any other KO, and a transport error otherwise (see notSent).
+// list, an *unavailableError for a KO answered with HTTP 503, a *koError for any other KO, and
+// a transport error otherwise (see notSent and notRun).
 func (c *client) call(ctx context.Context, command string, params url.Values) (protocol.Answer, error) {
 	params.Set("FORMAT", "JSON")
 	return c.send(ctx, command, "", "application/x-www-form-urlencoded", params.Encode())
@@ -104,6 +119,9 @@ func (c *client) send(ctx context.Context, command, query, contentType, body str
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return protocol.Answer{}, fmt.Errorf("%s: HTTP %d with a body that is not the JSON form: %.200q", command, resp.StatusCode, raw)
 	}
+	if !a.OK && resp.StatusCode == http.StatusServiceUnavailable {
+		return a, &unavailableError{command: command, reason: a.Reason, message: a.Error}
+	}
 	if !a.OK && !exhausted(a) {
 		return a, &koError{command: command, reason: a.Reason, message: a.Error}
 	}
@@ -115,6 +133,13 @@ func (c *client) send(ctx context.Context, command, query, contentType, body str
 func notSent(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// notRun says that no server ran the request: it never reached one (notSent), or a starting or
+// stopping server refused it (HTTP 503 unavailable). Repeating it cannot run a command twice.
+func notRun(err error) bool {
+	var busy *unavailableError
+	return notSent(err) || errors.As(err, &busy) && !busy.mayHaveRun()
 }
 
 // retryDelay is the pause before repeating a request that failed in transport: long enough not

@@ -96,7 +96,9 @@ func (c *consumer) run(ctx context.Context, stdout, stderr io.Writer) error {
 }
 
 // work reads until the list is exhausted, ctx ends or the server gives a KO that no retry
-// changes, and returns the lines it read.
+// changes, and returns the lines it read. A request that failed in transport or was answered
+// 503 (a server starting or stopping, or whose Redis does not answer) is repeated, as an
+// injector does while a table-server pod is replaced or its backend is down.
 func (c *consumer) work(ctx context.Context, cl *client, pace *ticker) ([]string, error) {
 	var lines []string
 	for pace.wait(ctx) {
@@ -121,10 +123,10 @@ func (c *consumer) work(ctx context.Context, cl *client, pace *ticker) ([]string
 			return lines, err
 		case ctx.Err() != nil:
 			return lines, nil // the planned end (-duration) or a signal
-		case notSent(err):
+		case notRun(err):
 			c.refused.Add(1)
 			pause(ctx, retryDelay)
-		default:
+		default: // broke in flight, or a 503 after the READ may have taken its line
 			c.failed.Add(1)
 			pause(ctx, retryDelay)
 		}

@@ -15,8 +15,10 @@
 // lines it got and that summary into the lists <name>.lines and <name>.summary of a second table
 // server (<name>: -name, by default the host name, which in a pod is the pod's name), where the
 // suite reads them back. refused counts requests that
-// never reached a server (retried), failed those that broke after being sent (retried too; the
-// line such a request consumed, if any, is lost, never handed out twice). produce ADDs the lines
+// no server ran (retried): they never reached one, or a starting or stopping server answered
+// them HTTP 503 unavailable; failed those that broke after being sent or were answered another
+// 503, such as backend_unavailable while Redis is down (retried too; the line such a request
+// consumed, if any, is lost, never handed out twice). Any other KO ends the run. produce ADDs the lines
 // "<prefix>-000000", "<prefix>-000001", ... LAST, in order. fill writes the same lines into a
 // file, for datasets on a volume, and hands DIR to the table server's user.
 //

@@ -31,8 +31,9 @@ func (p *producer) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&p.report, "report", 0, "print the counts every interval (0: only at the end)")
 }
 
-// run adds every line once. A request that never reached the server is repeated; one that broke
-// after it was sent ends the run, since repeating it could add the line twice.
+// run adds every line once. A request that no server ran is repeated (see notRun); one that
+// broke after it was sent, or was answered 503 after it may have run, ends the run, since
+// repeating it could add the line twice.
 func (p *producer) run(ctx context.Context, stderr io.Writer) error {
 	if p.list == "" || p.prefix == "" || p.count < 0 {
 		return usageError("produce needs -list, -prefix and -count >= 0")
@@ -50,7 +51,7 @@ func (p *producer) run(ctx context.Context, stderr io.Writer) error {
 		switch {
 		case err == nil:
 			p.added.Add(1)
-		case notSent(err) && ctx.Err() == nil:
+		case notRun(err) && ctx.Err() == nil:
 			p.refused.Add(1)
 			pause(ctx, retryDelay)
 		default:

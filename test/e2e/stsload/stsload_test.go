@@ -178,6 +178,42 @@ func TestKOStopsTheRun(t *testing.T) {
 	}
 }
 
+// TestUnavailableIsRetried: a 503 from a stopping server (unavailable: nothing ran) counts as
+// refused, one whose backend does not answer (the READ may have taken a line) as failed, and
+// both are asked again until the list is drained.
+func TestUnavailableIsRetried(t *testing.T) {
+	var answered atomic.Int64
+	url, st := startServerBehind(t, "", func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			reason := ""
+			switch n := answered.Add(1); {
+			case n <= 3:
+				reason = protocol.ReasonUnavailable
+			case n <= 5:
+				reason = protocol.ReasonBackendUnavailable
+			default:
+				h.ServeHTTP(w, r)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, `{"ok":false,"command":"READ","reason":%q,"error":"retry later"}`, reason)
+		})
+	})
+	want := testutil.Numbered("single", 100)
+	st.Replace(context.Background(), "single.csv", slices.Clone(want), "")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"consume", "-url", url, "-list", "single.csv", "-print"}, &stdout, &stderr); err != nil {
+		t.Fatalf("consume: %v\n%s", err, stderr.String())
+	}
+	if got := printed(t, stdout.String()); !slices.Equal(got, want) {
+		t.Errorf("consumed %d lines, want the %d input lines in order", len(got), len(want))
+	}
+	if summary := stderr.String(); !strings.Contains(summary, "read=100 refused=3 failed=2") {
+		t.Errorf("summary = %q, want read=100 refused=3 failed=2", summary)
+	}
+}
+
 // TestUnreachableServerIsRefused: requests that never reach a server are counted apart from
 // those that may have run, and repeated until -duration.
 func TestUnreachableServerIsRefused(t *testing.T) {
