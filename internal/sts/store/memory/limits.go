@@ -26,7 +26,7 @@ func (m *Memory) admit(count int, grow int64) error {
 }
 
 // lookupOrReserve returns the list called name. If there is none, it first admits a new list of
-// count lines and size bytes, so that a change refused by a limit creates nothing; reserved is
+// count lines and size bytes (and one list more), so that a change refused by a limit creates nothing; reserved is
 // then size, which the change's own admission (readmit) takes into account.
 func (m *Memory) lookupOrReserve(name string, count int, size int64) (l *list, created bool, reserved int64, err error) {
 	if l := m.lookup(name); l != nil {
@@ -35,7 +35,11 @@ func (m *Memory) lookupOrReserve(name string, count int, size int64) (l *list, c
 	if err := m.admit(count, size); err != nil {
 		return nil, false, 0, err
 	}
-	l, created = m.lookupOrCreate(name)
+	l, created, err = m.lookupOrCreateLimited(name)
+	if err != nil {
+		m.bytes.Add(-size)
+		return nil, false, 0, err
+	}
 	return l, created, size, nil
 }
 

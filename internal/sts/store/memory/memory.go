@@ -64,15 +64,31 @@ func (m *Memory) lookup(name string) *list {
 }
 
 // lookupOrCreate returns the list called name, creating an empty one if needed (or making the
-// pending list that reads wait for a real one); created says it did.
+// pending list that reads wait for a real one); created says it did. It checks no limit: a
+// restore brings back the lists that were there.
 func (m *Memory) lookupOrCreate(name string) (l *list, created bool) {
+	l, created, _ = m.getOrCreate(name, false)
+	return l, created
+}
+
+// lookupOrCreateLimited is lookupOrCreate for a client's change: creating a list beyond
+// Limits.MaxLists is refused with a *store.LimitError, exactly, since the count is checked under
+// the map's lock.
+func (m *Memory) lookupOrCreateLimited(name string) (*list, bool, error) {
+	return m.getOrCreate(name, true)
+}
+
+func (m *Memory) getOrCreate(name string, limited bool) (l *list, created bool, err error) {
 	if l := m.lookup(name); l != nil {
-		return l, false
+		return l, false, nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l := m.lists[name]; l != nil {
-		return l, false
+		return l, false, nil
+	}
+	if max := m.limits.MaxLists; limited && max > 0 && int64(len(m.lists)) >= max {
+		return nil, false, &store.LimitError{Limit: store.LimitLists, Max: max}
 	}
 	if l = m.pending[name]; l != nil {
 		delete(m.pending, name)
@@ -83,7 +99,7 @@ func (m *Memory) lookupOrCreate(name string) (l *list, created bool) {
 		l = &list{name: name}
 	}
 	m.lists[name] = l
-	return l, true
+	return l, true, nil
 }
 
 // Length implements store.Store.
@@ -205,7 +221,10 @@ func (m *Memory) Add(_ context.Context, name, line string, pos store.Position, u
 	if err := m.writable(); err != nil {
 		return err
 	}
-	l, created := m.lookupOrCreate(name)
+	l, created, err := m.lookupOrCreateLimited(name)
+	if err != nil {
+		return err
+	}
 	return m.bring(l, created, []string{line}, func() error { return m.addLocked(l, line, pos, unique) })
 }
 
@@ -307,9 +326,9 @@ func (m *Memory) Ensure(_ context.Context, name string) error {
 	if err := m.writable(); err != nil {
 		return err
 	}
-	l, created := m.lookupOrCreate(name)
-	if !created {
-		return nil
+	l, created, err := m.lookupOrCreateLimited(name)
+	if err != nil || !created {
+		return err
 	}
 	l.mu.Lock()
 	m.begin(l)

@@ -89,6 +89,9 @@ func (c Connection) Client() (goredis.UniversalClient, error) {
 		MaxRetries:    -1,
 		MaxRedirects:  -1,
 		DialTimeout:   dialTimeout,
+		// One dial per command: the client's default of five made a command wait five dial
+		// timeouts for a Redis that does not answer.
+		DialerRetries: 1,
 		ReadTimeout:   readTimeout + c.WaitTimeout,
 		WriteTimeout:  readTimeout,
 		IsClusterMode: c.Cluster,

@@ -36,7 +36,14 @@ type Options struct {
 	MinReplicas    int
 	ReplicaTimeout time.Duration
 	// Limits are checked by the scripts (lines per list) and before a line is sent (line bytes);
-	// MaxTotalBytes is Redis' own maxmemory's business and must be 0.
+	// MaxTotalBytes is Redis' own maxmemory's business and must be 0. MaxLists counts the
+	// registry, the set of every list's name, which lives in a slot of its own: each server
+	// keeps the count it last saw (after each list it creates, at each health check, at each
+	// STATUS) and a script refuses to create a list while that count is at the limit, after one
+	// fresh look. A server whose count is behind (other servers created lists since) may
+	// therefore overshoot the limit by the creations it starts before its count catches up: the
+	// creations it has in flight at that moment, since each one reads the count afresh. A few
+	// lists per server, never a runaway; the memory backend holds the limit exactly.
 	Limits store.Limits
 	// Log receives the backend's failures, which answers do not show, and its ups and downs.
 	Log *slog.Logger
@@ -56,6 +63,7 @@ type Store struct {
 	tomb     string // what a RANDOM removal overwrites its line with before LREM (scripts.go)
 	observer *observer
 
+	lists      atomic.Int64 // the registry's size, as last seen (Limits.MaxLists)
 	up         atomic.Bool
 	subscribed atomic.Bool // the notification channel is listened to (wait.go)
 	waits      waits
@@ -139,6 +147,9 @@ func (s *Store) watchHealth(ctx context.Context, interval time.Duration) {
 			return
 		}
 		up := err == nil
+		if up && s.limits.MaxLists > 0 {
+			s.countLists(ctx)
+		}
 		if was := s.up.Swap(up); was != up || first && !up {
 			if up {
 				s.log.Info("Redis reachable")
@@ -254,7 +265,50 @@ func (s *Store) register(ctx context.Context, name string, flag any) error {
 	if err := s.cmd.SAdd(ctx, s.registry(), name).Err(); err != nil {
 		return s.failure(err)
 	}
+	if s.limits.MaxLists > 0 {
+		s.countLists(ctx)
+	}
 	return s.failure(s.cmd.HSet(ctx, s.keysOf(name).meta, "registered", "1").Err())
+}
+
+// countLists reads the registry's size into s.lists and returns it (-1 if Redis did not answer).
+func (s *Store) countLists(ctx context.Context) int64 {
+	n, err := s.cmd.SCard(ctx, s.registry()).Result()
+	if err != nil {
+		return -1
+	}
+	s.lists.Store(n)
+	return n
+}
+
+// full is the last argument of the scripts that create a list: "1" when the registry was last
+// seen at Limits.MaxLists, so that the script creates no list.
+func (s *Store) full() string {
+	if max := s.limits.MaxLists; max > 0 && s.lists.Load() >= max {
+		return "1"
+	}
+	return "0"
+}
+
+// noRoom is the status of a script that found no room for a new list (full was "1").
+const noRoom = 4
+
+// creating runs a script that may create the list, through try, with the argument full. A
+// refusal for want of room for a new list is checked once against the registry's size read
+// afresh, since other servers' lists and this server's count may have moved apart; it stands as
+// a *store.LimitError only when the registry is still full.
+func (s *Store) creating(ctx context.Context, try func(full string) ([]any, error)) ([]any, error) {
+	full := s.full()
+	for {
+		reply, err := try(full)
+		if err != nil || status(reply) != noRoom {
+			return reply, err
+		}
+		if full == "0" || s.countLists(ctx) >= s.limits.MaxLists {
+			return nil, &store.LimitError{Limit: store.LimitLists, Max: s.limits.MaxLists}
+		}
+		full = "0"
+	}
 }
 
 // status is the first element of a script's reply.
@@ -407,8 +461,10 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 		return &store.LimitError{Limit: store.LimitLineBytes, Max: max}
 	}
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, addScript, k.scriptKeys(), true,
-		line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name)
+	reply, err := s.creating(ctx, func(full string) ([]any, error) {
+		return s.run(ctx, addScript, k.scriptKeys(), true,
+			line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name, full)
+	})
 	if err != nil {
 		return err
 	}
@@ -427,7 +483,9 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 // Ensure implements store.Store.
 func (s *Store) Ensure(ctx context.Context, name string) error {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, ensureScript, k.scriptKeys(), true)
+	reply, err := s.creating(ctx, func(full string) ([]any, error) {
+		return s.run(ctx, ensureScript, k.scriptKeys(), true, full)
+	})
 	if err != nil {
 		return err
 	}
@@ -489,32 +547,21 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *gored
 		return err
 	}
 	k := s.keysOf(name)
-	suffix := make([]byte, 8)
-	_, _ = rand.Read(suffix)
-	staging := k.list + ":staging:" + hex.EncodeToString(suffix)
-	if len(lines) > 0 {
-		pipe := s.client.Pipeline()
-		for i := 0; i < len(lines); i += stagingChunk {
-			chunk := lines[i:min(i+stagingChunk, len(lines))]
-			values := make([]any, len(chunk))
-			for j, line := range chunk {
-				values[j] = line
-			}
-			pipe.RPush(ctx, staging, values...)
-			if i == 0 {
-				pipe.Expire(ctx, staging, stagingTTL)
-			}
+	// Each try uploads the lines again: a script that runs deletes the staging list.
+	reply, err := s.creating(ctx, func(full string) ([]any, error) {
+		staging, err := s.stage(ctx, k, lines)
+		if err != nil {
+			return nil, err
 		}
-		if _, err := pipe.Exec(ctx); err != nil {
+		argv := append(slices.Clip(args), len(lines), s.channel(), name, full)
+		reply, err := s.run(ctx, sc, append(k.scriptKeys(), staging), true, argv...)
+		if err != nil {
+			// The script deletes the staging list whenever it runs; not if it never did.
 			s.dropStaging(staging)
-			return s.failure(err)
 		}
-	}
-	args = append(args, len(lines), s.channel(), name)
-	reply, err := s.run(ctx, sc, append(k.scriptKeys(), staging), true, args...)
+		return reply, err
+	})
 	if err != nil {
-		// The script deletes the staging list whenever it runs; not if it never did.
-		s.dropStaging(staging)
 		return err
 	}
 	if err := s.register(ctx, name, reply[1]); err != nil {
@@ -529,6 +576,33 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *gored
 		return errStagingLost
 	}
 	return nil
+}
+
+// stage uploads lines into a new staging list of the list's slot and returns its key.
+func (s *Store) stage(ctx context.Context, k keys, lines []string) (string, error) {
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix)
+	staging := k.list + ":staging:" + hex.EncodeToString(suffix)
+	if len(lines) == 0 {
+		return staging, nil
+	}
+	pipe := s.client.Pipeline()
+	for i := 0; i < len(lines); i += stagingChunk {
+		chunk := lines[i:min(i+stagingChunk, len(lines))]
+		values := make([]any, len(chunk))
+		for j, line := range chunk {
+			values[j] = line
+		}
+		pipe.RPush(ctx, staging, values...)
+		if i == 0 {
+			pipe.Expire(ctx, staging, stagingTTL)
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		s.dropStaging(staging)
+		return "", s.failure(err)
+	}
+	return staging, nil
 }
 
 // dropStaging deletes a staging list that no script will move in, so that a failed LOAD does not
@@ -569,6 +643,7 @@ func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
 	if err != nil {
 		return nil, s.failure(err)
 	}
+	s.lists.Store(int64(len(names)))
 	slices.Sort(names)
 	pipe := s.client.Pipeline()
 	lengths := make([]*goredis.IntCmd, len(names))

@@ -14,6 +14,9 @@ package redis
 // Replies are arrays whose first element is a status: 0 done, then the script's own codes. A
 // script that creates a list replies a second element, 1 while the list's name is not in the
 // registry yet (the server adds it there, then sets the meta hash's "registered").
+// The last ARGV of a script that creates a list is "1" when the server last saw the registry at
+// --max-lists: the script then replies {4, 0} instead of creating a list that does not exist yet
+// (the registry is in another slot, so the script cannot count it itself).
 
 // prelude is shared by every script.
 const prelude = `
@@ -40,6 +43,11 @@ end
 
 local function exists()
   return redis.call('EXISTS', meta) == 1
+end
+
+-- noRoom says the list does not exist and the server found no room for one more list.
+local function noRoom()
+  return ARGV[#ARGV] == '1' and not exists()
 end
 
 local function indexed()
@@ -141,11 +149,12 @@ return {0}
 `
 
 // scriptAdd is ADD. ARGV: line, position (F or L), unique (1/0), the most lines a list may hold
-// (0 for no limit), the notification channel, the list's name. Replies {0, unregistered},
-// {1, unregistered} duplicate, {2, unregistered} list full.
+// (0 for no limit), the notification channel, the list's name, full. Replies {0, unregistered},
+// {1, unregistered} duplicate, {2, unregistered} list full, {4, 0} no room for a new list.
 const scriptAdd = prelude + `
 local err = wrongType()
 if err then return err end
+if noRoom() then return {4, 0} end
 local line = ARGV[1]
 local created = create()
 if ARGV[3] == '1' then
@@ -164,18 +173,20 @@ notify(ARGV[5], ARGV[6])
 return {0, created}
 `
 
-// scriptEnsure creates an empty list. Replies {0, unregistered}.
+// scriptEnsure creates an empty list. ARGV: full. Replies {0, unregistered}, {4, 0} no room for
+// a new list.
 const scriptEnsure = prelude + `
 local err = wrongType()
 if err then return err end
+if noRoom() then return {4, 0} end
 return {0, create()}
 `
 
 // scriptInsert is LOAD FIRST/LAST: the lines staged in KEYS[4] go to the front or the end, in
 // their order. ARGV: position (F or L), the most lines a list may hold, how many lines were
-// staged, the notification channel, the list's name. Replies {0, unregistered},
+// staged, the notification channel, the list's name, full. Replies {0, unregistered},
 // {2, unregistered} list full, {3, 0} the staged lines are not all there (lost in a failover,
-// or evicted): nothing is changed.
+// or evicted): nothing is changed; {4, 0} no room for a new list.
 const scriptInsert = prelude + `
 local err = wrongType()
 if err then return err end
@@ -183,6 +194,10 @@ local n = redis.call('LLEN', staging)
 if n ~= tonumber(ARGV[3]) then
   redis.call('DEL', staging)
   return {3, 0}
+end
+if noRoom() then
+  redis.call('DEL', staging)
+  return {4, 0}
 end
 local created = create()
 local max = tonumber(ARGV[2])
@@ -204,8 +219,9 @@ return {0, created}
 // scriptReplace is INITFILE, LOAD REPLACE and the startup loads: the list becomes the lines
 // staged in KEYS[4] (none staged: empty). ARGV: digest ("" for none), once (1: keep a list whose
 // digest is this one), the most lines a list may hold, how many lines were staged, the
-// notification channel, the list's name. Replies {0, unregistered}, {1, 0} kept, {2, 0} list
-// full, {3, 0} the staged lines are not all there: nothing is changed.
+// notification channel, the list's name, full. Replies {0, unregistered}, {1, 0} kept, {2, 0} list
+// full, {3, 0} the staged lines are not all there: nothing is changed; {4, 0} no room for a new
+// list.
 const scriptReplace = prelude + `
 local err = wrongType()
 if err then return err end
@@ -223,6 +239,10 @@ local max = tonumber(ARGV[3])
 if max > 0 and n > max then
   redis.call('DEL', staging)
   return {2, 0}
+end
+if noRoom() then
+  redis.call('DEL', staging)
+  return {4, 0}
 end
 local created = create()
 if n > 0 then

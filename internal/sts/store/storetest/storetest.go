@@ -75,6 +75,7 @@ var tests = []test{
 	{"KeysAreNeverDeleted", testKeysAreNeverDeleted},
 	{"MaxLinesPerList", testMaxLinesPerList},
 	{"MaxLineBytes", testMaxLineBytes},
+	{"MaxLists", testMaxLists},
 	{"WaitEndsWithTheErrorOfThen", testWaitEndsWithTheErrorOfThen},
 	{"WaitEndsWithTheContext", testWaitEndsWithTheContext},
 	{"EndWaits", testEndWaits},
