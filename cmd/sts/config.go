@@ -250,8 +250,11 @@ func (s *settings) check(set map[string]bool) error {
 	return s.checkStateDir()
 }
 
-// checkStateDir refuses a state directory that SAVE could write into (the dataset directory or
-// one inside it) and a dataset directory inside the state directory, the real paths compared.
+// checkStateDir refuses a state directory that SAVE could write into (the dataset directory
+// itself) and a dataset directory inside the state directory, the real paths compared. A state
+// directory inside the dataset directory (the operator's layout on a claim: <claim>/state) is
+// out of the protocol's reach, since file names hold no '/': its top-level name there becomes
+// the server's ReservedName, which INITFILE and SAVE refuse.
 func (s *settings) checkStateDir() error {
 	if s.state.dir == "" {
 		return nil
@@ -260,10 +263,11 @@ func (s *settings) checkStateDir() error {
 	switch {
 	case state == dataset:
 		return fmt.Errorf("--state-dir %q is the --dataset-dir: SAVE could write over the journal; give the state a directory of its own", s.state.dir)
-	case within(state, dataset):
-		return fmt.Errorf("--state-dir %q is inside --dataset-dir %q: the journal must not be where clients' files go; give the state a directory of its own, outside it", s.state.dir, s.server.DatasetDir)
 	case within(dataset, state):
 		return fmt.Errorf("--dataset-dir %q is inside --state-dir %q: give each a directory of its own", s.server.DatasetDir, s.state.dir)
+	case within(state, dataset):
+		rel, _ := filepath.Rel(dataset, state)
+		s.server.ReservedName = strings.Split(rel, string(filepath.Separator))[0]
 	}
 	return nil
 }

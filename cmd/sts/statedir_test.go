@@ -9,8 +9,9 @@ import (
 	"github.com/sts-operator/sts-operator/internal/stsproc"
 )
 
-// A state directory that SAVE could reach (the dataset directory, or inside it, even through a
-// link) is refused at startup with a message, and so is a dataset directory inside the state.
+// A state directory that SAVE could reach (the dataset directory, even through a link) is
+// refused at startup with a message, and so is a dataset directory inside the state. A state
+// directory inside the dataset directory is accepted, its name there reserved.
 func TestStateDirOutsideTheDatasetDir(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
@@ -20,23 +21,25 @@ func TestStateDirOutsideTheDatasetDir(t *testing.T) {
 	if err := os.Symlink(data, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ dataset, state, want string }{
-		{data, data, "is the --dataset-dir"},
-		{data, data + "/", "is the --dataset-dir"},
-		{data, filepath.Join(root, "link"), "is the --dataset-dir"},
-		{data, filepath.Join(data, "state"), "is inside --dataset-dir"},
-		{data, filepath.Join(data, "sub", "..", "state"), "is inside --dataset-dir"},
-		{filepath.Join(root, "link"), filepath.Join(data, "new", "state"), "is inside --dataset-dir"},
-		{filepath.Join(root, "state", "data"), filepath.Join(root, "state"), "--dataset-dir"},
-		{data, filepath.Join(root, "state"), ""},
-		{data, filepath.Join(root, "data-state"), ""},
+	for _, c := range []struct{ dataset, state, want, reserved string }{
+		{data, data, "is the --dataset-dir", ""},
+		{data, data + "/", "is the --dataset-dir", ""},
+		{data, filepath.Join(root, "link"), "is the --dataset-dir", ""},
+		{filepath.Join(root, "state", "data"), filepath.Join(root, "state"), "--dataset-dir", ""},
+		{data, filepath.Join(root, "state"), "", ""},
+		{data, filepath.Join(root, "data-state"), "", ""},
+		{data, filepath.Join(data, "state"), "", "state"},
+		{data, filepath.Join(data, "sub", "..", "state"), "", "state"},
+		{filepath.Join(root, "link"), filepath.Join(data, "new", "state"), "", "new"},
 	} {
-		_, err := resolveSettings([]string{"--dataset-dir", c.dataset, "--state-dir", c.state}, env(nil), &strings.Builder{})
+		s, err := resolveSettings([]string{"--dataset-dir", c.dataset, "--state-dir", c.state}, env(nil), &strings.Builder{})
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("dataset %s, state %s: %v", c.dataset, c.state, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("dataset %s, state %s: %v, want an error saying %q", c.dataset, c.state, err, c.want)
+		case err == nil && s.server.ReservedName != c.reserved:
+			t.Errorf("dataset %s, state %s: reserved name %q, want %q", c.dataset, c.state, s.server.ReservedName, c.reserved)
 		}
 	}
 }

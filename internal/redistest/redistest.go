@@ -248,6 +248,24 @@ func (s *Server) Kill() {
 	<-s.exited
 }
 
+// Freeze stops the server's process without ending it (SIGSTOP), until Thaw: it accepts
+// connections and answers nothing, as a Redis behind a firewall that drops packets does.
+func (s *Server) Freeze(t testing.TB) {
+	t.Helper()
+	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(s.cmd.Process.Pid, syscall.SIGCONT) })
+}
+
+// Thaw lets a frozen server run again (SIGCONT).
+func (s *Server) Thaw(t testing.TB) {
+	t.Helper()
+	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Stop ends the server gracefully (SIGTERM: it saves if configured to), or with Kill if it has
 // not ended within 5 seconds.
 func (s *Server) Stop() {

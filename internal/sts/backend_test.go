@@ -43,3 +43,34 @@ func TestRedisOutageIsA503UntilItReturns(t *testing.T) {
 	})
 	ts.expect(t, "/sts/READ?FILENAME=l&KEEP=FALSE", okBody("kept"))
 }
+
+// TestSilentRedisIsA503AtOnce: a Redis that accepts connections and answers nothing (a dropping
+// firewall, a frozen host) makes the server not ready once its health check notices, and from
+// then on commands are refused at once, instead of each waiting for its own dial and read
+// timeouts (10 to 20 s before); they run again when Redis answers.
+func TestSilentRedisIsA503AtOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	ts := startOnRedis(t, srv.URL(), testConfig(t))
+	ts.srv.LoadAtStartup(context.Background())
+	ts.expect(t, "/sts/ADD?FILENAME=l&LINE=kept", okBody(""))
+
+	srv.Freeze(t)
+	testutil.Until(t, 15*time.Second, 20*time.Millisecond, "/readyz 503", func() bool {
+		return ts.rawGet(t, "/readyz").status == http.StatusServiceUnavailable
+	})
+	client := &http.Client{Timeout: 2 * time.Second} // far below the timeouts a silent Redis costs
+	resp, err := client.Get(ts.base + "/sts/READ?FILENAME=l&FORMAT=JSON")
+	if err != nil {
+		t.Fatalf("READ with Redis silent did not answer at once: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("READ with Redis silent: HTTP %d, want 503", resp.StatusCode)
+	}
+
+	srv.Thaw(t)
+	testutil.Until(t, 15*time.Second, 20*time.Millisecond, "/readyz 200", func() bool {
+		return ts.rawGet(t, "/readyz").status == http.StatusOK
+	})
+	ts.expect(t, "/sts/READ?FILENAME=l&KEEP=FALSE", okBody("kept"))
+}

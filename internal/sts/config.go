@@ -13,6 +13,9 @@ type Config struct {
 	Port int
 	// DatasetDir is where INITFILE reads and SAVE writes files (the original's datasetDirectory).
 	DatasetDir string
+	// ReservedName is a name in DatasetDir that INITFILE and SAVE refuse ("" for none): that of
+	// the state directory, when it lies there, so that no client can read or write the journal.
+	ReservedName string
 	// AddTimestamp is SAVE's default for ADD_TIMESTAMP.
 	AddTimestamp bool
 	// CharsetRead, CharsetWrite and CharsetResponse name the charsets of files read (INITFILE,

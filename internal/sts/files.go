@@ -37,6 +37,9 @@ func (s *Server) readDatasetFile(name string, digest bool) ([]string, string, *r
 	if err := datafile.ValidateName(name); err != nil {
 		return fail(nameFailure(cmdInitFile, err))
 	}
+	if rep := s.reserved(cmdInitFile, name); rep != nil {
+		return fail(*rep)
+	}
 	var lines []string
 	var sum string
 	var err error
@@ -99,6 +102,9 @@ func (s *Server) save(req *request) reply {
 	if timestamp {
 		target = datafile.TimestampedName(s.now(), name)
 	}
+	if rep := s.reserved(cmdSave, target); rep != nil {
+		return *rep
+	}
 	if rep := s.checkFreeSpace(lines); rep != nil {
 		return *rep
 	}
@@ -106,6 +112,16 @@ func (s *Server) save(req *request) reply {
 		return fileFailure(cmdSave, err)
 	}
 	return okLength(cmdSave, len(lines))
+}
+
+// reserved refuses the file name of the state directory (Config.ReservedName), which INITFILE
+// may not read nor SAVE write.
+func (s *Server) reserved(command, file string) *reply {
+	if file == "" || file != s.cfg.ReservedName {
+		return nil
+	}
+	rep := ko(command, http.StatusBadRequest, protocol.ReasonIllegalName, "Name reserved for the server's state !")
+	return &rep
 }
 
 // checkFreeSpace refuses (HTTP 507) a SAVE of lines that would leave less than MinFreeBytes free

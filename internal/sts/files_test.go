@@ -43,7 +43,8 @@ func TestInitFileErrors(t *testing.T) {
 	}
 	ts.expect(t, "/sts/INITFILE?FILENAME=a.txt", koBody("file not found !"))
 	ts.expect(t, "/sts/LENGTH?FILENAME=a.txt", okBody("2")) // the list is kept
-	ts.expect(t, "/sts/INITFILE?FILENAME=a%00b", koBody("file not found !"))
+	// A control character is refused before any file is looked for.
+	ts.expect(t, "/sts/INITFILE?FILENAME=a%00b", koBody("Illegal character found !"))
 
 	if err := os.Mkdir(filepath.Join(ts.dir, "adir"), 0o755); err != nil {
 		t.Fatal(err)
@@ -159,8 +160,8 @@ func TestSaveErrors(t *testing.T) {
 	if got := ts.readFile(t, prefix); got != "x\n" {
 		t.Errorf("empty key with timestamp saved %q", got)
 	}
-	ts.get(t, "/sts/ADD?FILENAME=a%00b&LINE=x")
-	ts.expect(t, "/sts/SAVE?FILENAME=a%00b&ADD_TIMESTAMP=false", koBody("Invalid file path"))
+	// A control character is refused before any file is written.
+	ts.expect(t, "/sts/SAVE?FILENAME=a%00b&ADD_TIMESTAMP=false", koBody("Illegal character found !"))
 }
 
 func TestSaveDefaultWithoutTimestamp(t *testing.T) {
@@ -308,4 +309,19 @@ func TestSaveThroughSymbolicLinks(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(outside, "exists.csv")); err != nil || string(b) != "old\n" {
 		t.Errorf("through a link to an existing file outside: %q %v", b, err)
 	}
+}
+
+// The state directory's name in the dataset directory is out of INITFILE's and SAVE's reach;
+// a SAVE with a timestamp writes another name, and other names are not affected.
+func TestTheStateDirectoryNameIsReserved(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.ReservedName = "state" })
+	ts.expect(t, "/sts/ADD?FILENAME=state&LINE=x", okBody(""))
+	ts.expect(t, "/sts/SAVE?FILENAME=state&ADD_TIMESTAMP=false", koBody("Name reserved for the server's state !"))
+	ts.expect(t, "/sts/INITFILE?FILENAME=state", koBody("Name reserved for the server's state !"))
+	if _, err := os.Stat(filepath.Join(ts.dir, "state")); !os.IsNotExist(err) {
+		t.Errorf("SAVE wrote the reserved name: %v", err)
+	}
+	ts.expect(t, "/sts/SAVE?FILENAME=state&ADD_TIMESTAMP=true", okBody("1"))
+	ts.expect(t, "/sts/ADD?FILENAME=other&LINE=y", okBody(""))
+	ts.expect(t, "/sts/SAVE?FILENAME=other&ADD_TIMESTAMP=false", okBody("1"))
 }

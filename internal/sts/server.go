@@ -194,6 +194,12 @@ func (s *Server) unavailable(command string) (reply, bool) {
 	case phaseStopping:
 		return ko(command, http.StatusServiceUnavailable, protocol.ReasonUnavailable, "Server is stopping !"), true
 	}
+	if h, shared := s.store.(store.Health); shared && !h.Up() {
+		// Known down: answer now rather than after the client's dial attempts time out (an
+		// unreachable Redis behind a dropping firewall held each command 10 to 20 s). The health
+		// check notices Redis back within its interval.
+		return storeFailure(command, "", store.ErrUnavailable), true
+	}
 	return reply{}, false
 }
 

@@ -86,9 +86,9 @@ func (c Connection) Client() (goredis.UniversalClient, error) {
 		// take a second line and lose the first. The client retries, not the server. On Cluster
 		// that means no redirect either (go-redis retries timeouts along with MOVED): a MOVED
 		// is a 503 while the client learns the new slot map.
-		MaxRetries:    -1,
-		MaxRedirects:  -1,
-		DialTimeout:   dialTimeout,
+		MaxRetries:   -1,
+		MaxRedirects: -1,
+		DialTimeout:  dialTimeout,
 		// One dial per command: the client's default of five made a command wait five dial
 		// timeouts for a Redis that does not answer.
 		DialerRetries: 1,
