@@ -231,9 +231,10 @@ func TestAdd(t *testing.T) {
 	ts.expect(t, "/sts/ADD?FILENAME=a.txt&LINE=two&UNIQUE=TRUE", koBody("ENTRY already exists !"))
 	ts.expect(t, "/sts/ADD?FILENAME=a.txt&LINE=Two&UNIQUE=TRUE", okBody(""))
 
-	// No file-name validation: any string is a key. Lines are stored verbatim, markup included.
+	// No file-name validation: any string without a control character (listname_test.go) is a
+	// key. Lines are stored verbatim, markup included.
 	long := strings.Repeat("n", 200)
-	for _, name := range []string{"..%2Fevil.txt", long, "", "a%00b"} {
+	for _, name := range []string{"..%2Fevil.txt", long, ""} {
 		ts.expect(t, "/sts/ADD?FILENAME="+name+"&LINE=%3Cscript%3E%0D%0A%3C%2Fbody%3E", okBody(""))
 		ts.expect(t, "/sts/READ?FILENAME="+name, okBody("<script>\r\n</body>"))
 	}

@@ -8,8 +8,11 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
-// The original's HTML bodies. Nothing is escaped: lines and names go out raw, as the original
-// sends them and as plans' regular expressions expect.
+// The original's HTML bodies. Lines (READ, READMULTI, FIND) go out raw, as the original sends
+// them and as plans' regular expressions expect; what a client could use to write markup into a
+// page of its own making is escaped (appendEscaped): KO messages, which echo FILENAME and other
+// parameters, list names in STATUS and settings in CONFIG. Every HTML answer also carries
+// htmlSecurity's headers, so that a browser runs no script a line may hold.
 const (
 	okHead     = "<html><title>OK</title>\n<body>"
 	koHead     = "<html><title>KO</title>\n<body>Error : "
@@ -24,7 +27,37 @@ var (
 	pragma       = []string{"no-cache"}
 	expires      = []string{"0"}
 	jsonType     = []string{"application/json"}
+	// contentSecurity forbids a browser to run or load anything from an answer, which is data,
+	// never a page to run: a line holding <script> stays text.
+	contentSecurity = []string{"default-src 'none'; sandbox"}
+	noSniff         = []string{"nosniff"}
 )
+
+// appendEscaped appends s to b as HTML text: &, < and > as entities, and a control character
+// (a newline that would forge a STATUS row, say) as a numeric reference. Quotes stay, since no
+// text goes in an attribute, and so do the original's own messages ("Can't parse ...").
+func appendEscaped(b []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		var ref string
+		switch {
+		case c == '&':
+			ref = "&amp;"
+		case c == '<':
+			ref = "&lt;"
+		case c == '>':
+			ref = "&gt;"
+		case c < 0x20 || c == 0x7f:
+			ref = "&#" + strconv.Itoa(int(c)) + ";"
+		default:
+			continue
+		}
+		b = append(append(b, s[start:i]...), ref...)
+		start = i + 1
+	}
+	return append(b, s[start:]...)
+}
 
 // setNoCache sets the original's headers that forbid caching: every answer is of its moment, and
 // a READ answered from a cache would hand out a line again.
@@ -52,14 +85,15 @@ func renderHTML(rep *reply) []byte {
 		}
 		b := append(make([]byte, 0, 64), okHead+"\n"...)
 		for _, l := range rep.lists {
-			b = append(append(append(b, l.Name...), " = "...), strconv.Itoa(l.Length)...)
+			b = append(appendEscaped(b, l.Name), " = "...)
+			b = strconv.AppendInt(b, int64(l.Length), 10)
 			b = append(b, lineBreak...)
 		}
 		return append(b, bodyEndRaw...)
 	case layoutConfig:
 		b := append(make([]byte, 0, 512), okHead+"\n"...)
 		for i, c := range rep.config {
-			b = append(append(append(b, c.key...), '='), c.value...)
+			b = appendEscaped(append(append(b, c.key...), '='), c.value)
 			// The original prints its first two settings on one line.
 			if i == 0 {
 				b = append(b, "<br />"...)
@@ -78,7 +112,7 @@ func renderHTML(rep *reply) []byte {
 
 func koHTML(message string) []byte {
 	b := make([]byte, 0, len(koHead)+len(message)+len(bodyEnd))
-	return append(append(append(b, koHead...), message...), bodyEnd...)
+	return append(appendEscaped(append(b, koHead...), message), bodyEnd...)
 }
 
 // write sends rep in the form the client asked for; htmlStatus is the status of the HTML form
@@ -100,6 +134,8 @@ func (s *Server) write(w http.ResponseWriter, req *request, rep reply, htmlStatu
 func (s *Server) writeHTML(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = s.htmlContentType
+	h["Content-Security-Policy"] = contentSecurity
+	h["X-Content-Type-Options"] = noSniff
 	setNoCache(h)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)

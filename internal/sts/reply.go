@@ -85,7 +85,7 @@ func koEmpty(command string) reply {
 // itself is 413 in the JSON form; a list or store that is full, 507.
 func koLimit(command, limit string, max int64) reply {
 	status := http.StatusInsufficientStorage
-	if limit == store.LimitLineBytes || limit == store.LimitRecordBytes {
+	if limit == store.LimitLineBytes || limit == store.LimitRecordBytes || limit == limitNameBytes {
 		status = http.StatusRequestEntityTooLarge
 	}
 	return ko(command, status, protocol.ReasonLimit, fmt.Sprintf("Limit exceeded: %s=%d !", limit, max))

@@ -32,7 +32,7 @@ type route struct {
 	run     func(*Server, *request) reply
 	methods []string // nil: all six methods
 	// list says the command names a list in FILENAME, its first parameter: dispatch checks that
-	// it is there and puts it in request.list.
+	// it is there and a valid list name (checkListName), and puts it in request.list.
 	list bool
 }
 
@@ -97,6 +97,9 @@ func (s *Server) dispatch(req *request, command string) reply {
 		name, present := req.params["FILENAME"]
 		if !present {
 			return koMissing(command, "FILENAME")
+		}
+		if rep := s.checkListName(command, name); rep != nil {
+			return *rep
 		}
 		req.list = name
 	}
