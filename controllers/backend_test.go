@@ -144,6 +144,12 @@ func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
 			if !reflect.DeepEqual(keys, tc.wantSpread) {
 				t.Errorf("spread over %q, want %q", keys, tc.wantSpread)
 			}
+			if pre := d.Spec.Template.Spec.Containers[0].Lifecycle; tc.wantRolling != (pre != nil && pre.PreStop.Sleep != nil && pre.PreStop.Sleep.Seconds > 0) {
+				t.Errorf("lifecycle %+v: a pod that shares the load must keep serving until the Service has let it go", pre)
+			}
+			if g := *d.Spec.Template.Spec.TerminationGracePeriodSeconds; g < preStopSleep+15 {
+				t.Errorf("terminationGracePeriodSeconds %d leaves too little after the preStop sleep", g)
+			}
 			pdb := PodDisruptionBudget(sts)
 			if (pdb != nil) != tc.wantBudget {
 				t.Fatalf("budget %+v, want one: %t", pdb, tc.wantBudget)

@@ -163,6 +163,7 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 						Command:         []string{serverBinary},
 						Args:            append(serverArgs(sts), loadArgs...),
 						Ports:           []corev1.ContainerPort{{Name: serverPortName, ContainerPort: serverPort, Protocol: corev1.ProtocolTCP}},
+						Lifecycle:       lifecycle(sts),
 						ReadinessProbe:  httpProbe("/readyz", 5),
 						LivenessProbe:   httpProbe("/healthz", 10),
 						Resources:       sts.Spec.Resources,
@@ -239,6 +240,20 @@ func topologySpread(sts *stsv1alpha1.SimpleTableServer) []corev1.TopologySpreadC
 		})
 	}
 	return spread
+}
+
+// preStopSleep is how long a stopping Redis-backed pod keeps serving before it is told to stop:
+// long enough for the endpoint controller and kube-proxy to take it out of the Service, so that
+// no client meets its closed port (a rollout showed "connection refused" without it).
+const preStopSleep = 5
+
+// lifecycle delays the stop of a pod that others share the load with (preStopSleep); a memory
+// server's one pod stops at once, its replacement waiting for it.
+func lifecycle(sts *stsv1alpha1.SimpleTableServer) *corev1.Lifecycle {
+	if !shared(sts) {
+		return nil
+	}
+	return &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: preStopSleep}}}
 }
 
 // PodDisruptionBudget returns the budget that lets a node drain evict at most one of several
