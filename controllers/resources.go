@@ -499,6 +499,15 @@ func limitArgs(l stsv1alpha1.ServerLimits) []string {
 	if l.MaxWait != nil {
 		args = append(args, "--max-wait="+l.MaxWait.Duration.String())
 	}
+	if l.MaxLists != nil {
+		args = append(args, "--max-lists="+strconv.FormatInt(*l.MaxLists, 10))
+	}
+	if l.MaxNameBytes != nil {
+		args = append(args, "--max-name-bytes="+strconv.FormatInt(int64(*l.MaxNameBytes), 10))
+	}
+	if l.MinFreeBytes != nil {
+		args = append(args, "--min-free-bytes="+strconv.FormatInt(l.MinFreeBytes.Value(), 10))
+	}
 	return args
 }
 

@@ -353,8 +353,10 @@ func TestDeploymentServerFlags(t *testing.T) {
 			server: stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{
 				MaxLinesPerList: ptr.To[int64](1000000), MaxTotalBytes: ptr.To(resource.MustParse("512Mi")),
 				MaxLineBytes: ptr.To[int32](4096), MaxWait: &metav1.Duration{Duration: 30 * time.Second},
+				MaxLists: ptr.To[int64](500), MaxNameBytes: ptr.To[int32](256), MinFreeBytes: ptr.To(resource.MustParse("16Mi")),
 			}},
-			want: append(slices.Clone(base), "--max-lines-per-list=1000000", "--max-total-bytes=536870912", "--max-line-bytes=4096", "--max-wait=30s"),
+			want: append(slices.Clone(base), "--max-lines-per-list=1000000", "--max-total-bytes=536870912", "--max-line-bytes=4096", "--max-wait=30s",
+				"--max-lists=500", "--max-name-bytes=256", "--min-free-bytes=16777216"),
 		},
 		"one limit": {
 			server: stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1G"))}},

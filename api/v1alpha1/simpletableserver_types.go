@@ -548,6 +548,27 @@ type ServerLimits struct {
 	// +optional
 	MaxLineBytes *int32 `json:"maxLineBytes,omitempty"`
 
+	// maxLists is the most lists the server may hold (the table server's default: 10000); a
+	// command that would create one more is refused. Lists are what STATUS and /metrics show.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000000
+	// +optional
+	MaxLists *int64 `json:"maxLists,omitempty"`
+
+	// maxNameBytes is the longest list name (FILENAME) accepted, in bytes, between 1 and 1024 (the
+	// default, and what status.lists can show).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1024
+	// +optional
+	MaxNameBytes *int32 `json:"maxNameBytes,omitempty"`
+
+	// minFreeBytes is the free space a SAVE must leave on the storage volume, so that the journal
+	// on it can still write, between 0 (no check) and 1Ti; the table server's default (64Mi)
+	// when absent.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('0')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0",message="minFreeBytes must be between 0 and 1Ti, e.g. 64Mi"
+	// +optional
+	MinFreeBytes *resource.Quantity `json:"minFreeBytes,omitempty"`
+
 	// maxWait is the longest a blocking read (WAIT=<milliseconds>) may wait for a line, at
 	// most 1h; longer requests are capped.
 	// +kubebuilder:validation:Type=string

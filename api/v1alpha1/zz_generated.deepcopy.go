@@ -277,6 +277,21 @@ func (in *ServerLimits) DeepCopyInto(out *ServerLimits) {
 		*out = new(int32)
 		**out = **in
 	}
+	if in.MaxLists != nil {
+		in, out := &in.MaxLists, &out.MaxLists
+		*out = new(int64)
+		**out = **in
+	}
+	if in.MaxNameBytes != nil {
+		in, out := &in.MaxNameBytes, &out.MaxNameBytes
+		*out = new(int32)
+		**out = **in
+	}
+	if in.MinFreeBytes != nil {
+		in, out := &in.MinFreeBytes, &out.MinFreeBytes
+		x := (*in).DeepCopy()
+		*out = &x
+	}
 	if in.MaxWait != nil {
 		in, out := &in.MaxWait, &out.MaxWait
 		*out = new(v1.Duration)
