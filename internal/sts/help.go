@@ -77,8 +77,10 @@ or the parameter TOKEN=&lt;token&gt;.</p>
 lines to arrive (ADD, LOAD, INITFILE), waiting reads being served in arrival order. The server caps
 the wait (--max-wait). With WAIT, every parameter is checked before the wait.<br>
 {BASE}/READ?FILENAME=queue.csv&amp;KEEP=FALSE&amp;WAIT=5000</p>
-<p><b>Limits</b>: a change that would pass --max-lines-per-list, --max-total-bytes or --max-line-bytes
-is refused with <code>Limit exceeded: &lt;limit&gt;=&lt;value&gt;</code> and changes nothing.</p>
+<p><b>Limits</b>: a change that would pass --max-lines-per-list, --max-total-bytes, --max-line-bytes or
+--max-lists (the number of lists), or a FILENAME longer than --max-name-bytes, is refused with
+<code>Limit exceeded: &lt;limit&gt;=&lt;value&gt;</code> and changes nothing. A FILENAME may not hold
+control characters (CR, LF, tab, ...).</p>
 <p><b>Durability</b>: with --state-dir, every change is in a journal on disk before it is answered,
 and a restarted server goes on with the same lists.</p>
 <p><b>Health and metrics</b>: /healthz answers ok while the process runs; /readyz once the state is
