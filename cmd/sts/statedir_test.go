@@ -12,7 +12,7 @@ import (
 // A state directory that SAVE could reach (the dataset directory, even through a link) is
 // refused at startup with a message, and so is a dataset directory inside the state. A state
 // directory inside the dataset directory is accepted, its name there reserved.
-func TestStateDirOutsideTheDatasetDir(t *testing.T) {
+func TestStateDirOutOfTheProtocolsReach(t *testing.T) {
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
 	if err := os.MkdirAll(filepath.Join(data, "sub"), 0o755); err != nil {
