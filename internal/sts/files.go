@@ -155,6 +155,10 @@ var loadModes = map[string]string{"REPLACE": "REPLACE", "FIRST": "FIRST", "LAST"
 // FIRST puts the file's lines before the list's, in file order; LAST after them. The lines go in
 // as one change, all or nothing, within the limits. Like ADD, it accepts any list name, since no
 // file is named.
+//
+// With Content-Type: application/json the body is instead a JSON array of strings, one per line,
+// taken exactly as they are (jsonLines): the form EXPORT answers in JSON, through which any line,
+// CR and LF included, goes and comes back unchanged. SHA256 is then the digest of the JSON body.
 func (s *Server) load(req *request) reply {
 	mode, ok := enumParam(req.params, "MODE", "REPLACE", loadModes)
 	if !ok {
@@ -170,7 +174,15 @@ func (s *Server) load(req *request) reply {
 		}
 		sum = actual // as STATUS will report it
 	}
-	lines := datafile.SplitLines(s.charset.read.Decode(string(req.body)))
+	var lines []string
+	if isJSONBody(req.contentType) {
+		var fail *reply
+		if lines, fail = jsonLines(req.contentType, req.body); fail != nil {
+			return *fail
+		}
+	} else {
+		lines = datafile.SplitLines(s.charset.read.Decode(string(req.body)))
+	}
 	n := len(lines)
 	var err error
 	switch mode {
@@ -188,11 +200,17 @@ func (s *Server) load(req *request) reply {
 }
 
 // export is the extension GET /sts/EXPORT?FILENAME=<list>: the list as text, one line and "\n"
-// each, in the write charset, without consuming anything.
+// each, in the write charset, without consuming anything. A line holding CR or LF is written as
+// it is, so that a plain LOAD of the text splits it: in the JSON form (FORMAT=JSON or Accept) the
+// answer is exact instead, the lines as a JSON array of strings ("lines", writeJSONExport), which
+// a LOAD with Content-Type: application/json takes back unchanged.
 func (s *Server) export(req *request) reply {
 	lines, err := s.store.Lines(req.ctx, req.list)
 	if err != nil {
 		return storeFailure(cmdExport, req.list, err)
+	}
+	if req.json {
+		return reply{command: cmdExport, values: lines} // written by writeJSON
 	}
 	return reply{command: cmdExport, layout: layoutExport, values: lines}
 }

@@ -27,6 +27,8 @@ type request struct {
 	// body is read no further than authPrefixBytes, and its params hold what that part gave.
 	authorized bool
 	bodyLeft   bool // part of the body was not read: the connection cannot be reused
+	// contentType is a POST's Content-Type header, by which LOAD tells a JSON body (loadJSON).
+	contentType string
 }
 
 // knownMethods are the methods of the original; it compares them case-insensitively.
@@ -79,6 +81,7 @@ func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request, method str
 	req.path = path
 	req.authorized = s.authorized(r, req.params)
 	if method == http.MethodPost {
+		req.contentType = r.Header.Get("Content-Type")
 		if err := s.readPost(w, r, req); err != nil {
 			return nil, err
 		}

@@ -5,7 +5,10 @@
 // A client asks for the JSON form with the parameter FORMAT=JSON or an Accept header that
 // prefers application/json; a request whose parameters cannot be read (a body over the server's
 // limit, a malformed query) is answered in JSON only when the header asks, so a client sends both.
-// The help page stays HTML and a successful EXPORT is plain text: neither is an Answer.
+// The help page stays HTML and is no Answer. A successful EXPORT is plain text, the original's
+// file format, unless the JSON form is asked for: then it is an Answer whose Lines are the list's
+// lines, exactly (a line may hold CR or LF, which the text form cannot tell from line ends), and
+// a LOAD whose Content-Type is application/json takes such lines back as a JSON array of strings.
 package protocol
 
 // Answer is the JSON form of every command's answer. Fields that do not apply to the command
@@ -13,8 +16,9 @@ package protocol
 //
 // The HTTP status says the outcome as well: 200 OK; 400 a missing or invalid parameter (WAIT
 // included), a regex that does not compile, is too long or too costly, or runs out of time, a
-// file name that leads to no data file; 401 a bad or missing token; 403 STOP disabled; 404 an
-// unknown list, an empty list, not enough lines, no match, an unknown command, a file not found;
+// file name that leads to no data file, a LOAD body sent as JSON that is not an array of strings;
+// 401 a bad or missing token; 403 STOP disabled; 404 an unknown list, an empty list, not enough
+// lines, no match, an unknown command, a file not found;
 // 409 a duplicate on UNIQUE; 413 a body too large, or a line over --max-line-bytes; 500 the
 // server's file system failed; 503 the server starting or stopping, a store that cannot be
 // reached, or a change the journal could not record (worth asking again); 507 a list or the
@@ -29,6 +33,10 @@ type Answer struct {
 	Value *string `json:"value,omitempty"`
 	// Values are the lines of a READMULTI, in the order they were picked.
 	Values []string `json:"values,omitzero"`
+	// Lines are the lines of an EXPORT, every line of the list in order, each exactly as it is
+	// (CR, LF and NUL included); an empty list sends an empty array. LOAD with Content-Type:
+	// application/json takes this array back as its body.
+	Lines []string `json:"lines,omitzero"`
 	// Length is the answer of LENGTH; for INITFILE and LOAD the lines loaded, for SAVE the
 	// lines written.
 	Length *int64 `json:"length,omitempty"`
@@ -100,4 +108,7 @@ const (
 	// ReasonBackendUnavailable is a store that cannot be reached (Redis down): 503, so that
 	// clients and load balancers retry.
 	ReasonBackendUnavailable = "backend_unavailable"
+	// ReasonInvalidBody is a LOAD body sent as JSON that is not one array of strings in UTF-8:
+	// 400, and nothing is loaded.
+	ReasonInvalidBody = "invalid_body"
 )
