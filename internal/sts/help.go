@@ -68,7 +68,8 @@ FIRST or LAST. Answers the number of lines loaded. SHA256=&lt;hex&gt;, when give
 digest; with MODE=REPLACE, STATUS (JSON) then reports it for the list as loadedSha256 (a REPLACE
 without it reports none).<br>
 POST {BASE}/LOAD?FILENAME=logins.csv&amp;MODE=LAST with the file as the body</p>
-<p><b>EXPORT</b>: a list as plain text, one line each, without consuming it.<br>
+<p><b>EXPORT</b>: a list as plain text, one line each, without consuming it; with FORMAT=JSON, the
+exact lines as a JSON array, which a LOAD with Content-Type: application/json takes back.<br>
 {BASE}/EXPORT?FILENAME=logins.csv</p>
 <p><b>Authentication</b>: when the server has a token, send <code>Authorization: Bearer &lt;token&gt;</code>
 or the parameter TOKEN=&lt;token&gt;.</p>

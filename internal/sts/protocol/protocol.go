@@ -101,12 +101,13 @@ const (
 	ReasonFileNotFound     = "file_not_found"    // 404: no such data file
 	ReasonDuplicate        = "duplicate"         // 409: ADD UNIQUE of a line the list has
 	ReasonTooLarge         = "too_large"         // 413: the request's body is over --max-body-bytes
-	ReasonLimit            = "limit_exceeded"    // 413 for a line too large, 507 for a list or store full
+	ReasonLimit            = "limit_exceeded"    // 413 for a line or list name too large, 507 for a list, the lists' count, the store or SAVE's disk reserve full
 	ReasonIO               = "io_error"          // 500: the server's file system failed
 	ReasonUnavailable      = "unavailable"       // 503: the server is starting or stopping, or the request was cancelled
 	ReasonNotRecorded      = "not_recorded"      // 503: the journal could not record the change
-	// ReasonBackendUnavailable is a store that cannot be reached (Redis down): 503, so that
-	// clients and load balancers retry.
+	// ReasonBackendUnavailable is a store that cannot take the command (Redis down, or the
+	// journal unable to write on a full disk; nothing was changed): 503, so that clients and load
+	// balancers retry.
 	ReasonBackendUnavailable = "backend_unavailable"
 	// ReasonInvalidBody is a LOAD body sent as JSON that is not one array of strings in UTF-8:
 	// 400, and nothing is loaded.
