@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 )
 
 // errPercent marks a malformed percent escape. The original's URLDecoder throws on one and the
@@ -102,7 +104,7 @@ func (e *escapeRun) decode(sb *strings.Builder, final bool) {
 	for i < len(p) && (final || len(p)-i >= utf8.UTFMax) {
 		r, size := utf8.DecodeRune(p[i:])
 		if r == utf8.RuneError && size == 1 {
-			size = malformedLength(p[i:])
+			size = datafile.MalformedLength(p[i:])
 		}
 		sb.WriteRune(r)
 		i += size
@@ -111,47 +113,16 @@ func (e *escapeRun) decode(sb *strings.Builder, final bool) {
 }
 
 // javaChar returns the first character of s as Java's UTF-8 decoder reads it, and its length in
-// bytes (0 for an empty s): a valid sequence, or U+FFFD for a malformed one (see malformedLength).
+// bytes (0 for an empty s): a valid sequence, or U+FFFD for a malformed one (see datafile.MalformedLength).
 func javaChar(s string) (rune, int) {
 	if s == "" {
 		return 0, 0
 	}
 	r, size := utf8.DecodeRuneInString(s)
 	if r == utf8.RuneError && size == 1 {
-		size = malformedLength(s)
+		size = datafile.MalformedLength(s)
 	}
 	return r, size
-}
-
-// malformedLength is the number of bytes at the start of p, which does not start a valid
-// sequence, that Java folds into one U+FFFD: the lead byte and the continuation bytes that
-// still fit the sequence it announces ("maximal subpart"; an encoded surrogate, ED A0-BF 80-BF,
-// is one). It is datafile's rule for the zero Charset (utf8Text.Decode), which
-// FuzzFormDecoding holds it to.
-func malformedLength[T string | []byte](p T) int {
-	lo, hi := byte(0x80), byte(0xBF) // allowed range of the next continuation byte
-	var n int
-	switch b := p[0]; {
-	case b >= 0xC2 && b <= 0xDF:
-		n = 2
-	case b == 0xE0:
-		n, lo = 3, 0xA0
-	case b >= 0xE1 && b <= 0xEF: // ED too: Java reads a surrogate's three bytes as one
-		n = 3
-	case b == 0xF0:
-		n, lo = 4, 0x90
-	case b >= 0xF1 && b <= 0xF3:
-		n = 4
-	case b == 0xF4:
-		n, hi = 4, 0x8F
-	default:
-		return 1
-	}
-	i := 1
-	for ; i < n && i < len(p) && p[i] >= lo && p[i] <= hi; i++ {
-		lo, hi = 0x80, 0xBF
-	}
-	return i
 }
 
 // parseQuery adds the parameters of a query string (or of a form body, which the original parses

@@ -113,7 +113,7 @@ func decodeInvalidUTF8(data string) string {
 		r, size := utf8.DecodeRuneInString(data[i:])
 		if r == utf8.RuneError && size == 1 {
 			b.WriteRune(utf8.RuneError)
-			i += malformedLength(data[i:])
+			i += MalformedLength(data[i:])
 			continue
 		}
 		b.WriteString(data[i : i+size])
@@ -122,10 +122,12 @@ func decodeInvalidUTF8(data string) string {
 	return b.String()
 }
 
-// malformedLength is the number of bytes at the start of p, which does not
+// MalformedLength is the number of bytes at the start of p, which does not
 // start a valid sequence, that Java folds into one U+FFFD: the lead byte and
-// the continuation bytes that still fit the sequence it announces.
-func malformedLength(p string) int {
+// the continuation bytes that still fit the sequence it announces ("maximal
+// subpart"; an encoded surrogate, ED A0-BF 80-BF, is one). The protocol's
+// percent-decoding follows the same rule.
+func MalformedLength[T string | []byte](p T) int {
 	lo, hi := byte(0x80), byte(0xBF) // allowed range of the next continuation byte
 	var n int
 	switch b := p[0]; {
