@@ -104,10 +104,11 @@ func handedOut(t *testing.T, input []string, byPod map[string]consumed) (missing
 
 // handedOutAcross is handedOut for a run that a disruption crossed: a request that broke in
 // flight (its answer lost) may have taken a line, so lines nobody got are lost only beyond the
-// number of broken requests; cause names the disruption in the error.
-func handedOutAcross(t *testing.T, input []string, byPod map[string]consumed, cause string) {
+// number of broken requests; cause names the disruption in the error. It returns how many input
+// lines nobody got.
+func handedOutAcross(t *testing.T, input []string, byPod map[string]consumed, cause string) (missing int) {
 	t.Helper()
-	missing := handedOut(t, input, byPod)
+	missing = handedOut(t, input, byPod)
 	broken := 0
 	for pod, c := range byPod {
 		t.Logf("pod %s read %d lines (%d requests refused, %d broken)", pod, c.read, c.refused, c.failed)
@@ -116,6 +117,7 @@ func handedOutAcross(t *testing.T, input []string, byPod map[string]consumed, ca
 	if missing > broken {
 		t.Errorf("%d lines were never handed out, but only %d requests broke in flight: %s", missing, broken, cause)
 	}
+	return missing
 }
 
 // testConsumeOnce: four injector pods with eight workers each drain a 20 000-line single-use

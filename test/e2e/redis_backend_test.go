@@ -105,7 +105,7 @@ func testRedisBackend(t *testing.T) {
 
 	waitJob(t, injectors, 5*time.Minute)
 	byPod := consumedByPod(t, injectors, ledger)
-	handedOutAcross(t, input, byPod, "the shared list lost lines")
+	missing := handedOutAcross(t, input, byPod, "the shared list lost lines")
 	waitListLength(t, sts, list, 0)
 	sts = waitAllAvailable(t, sts, 3)
 	t.Logf("all %d lines consumed once (%d lost with requests broken in flight); Ready with 3 pods available", lines-missing, missing)
