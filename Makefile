@@ -94,7 +94,7 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20000 inputs) each.
 	done
 
 .PHONY: adversarial
-adversarial: ## Run the hostile-input tests (TestAdversarial*: unauthenticated 16 MiB bodies, ...) against real processes and print their figures; make test runs them too.
+adversarial: ## Run the hostile-input tests (TestAdversarial*: 32 unauthenticated 16 MiB POSTs' peak RSS, decoding memory, ADD latency under 30 catastrophic regex waiters, a full disk on a tmpfs) and print their figures; make test runs them too.
 	go test -count=1 -v -run '^TestAdversarial' ./cmd/sts/ ./internal/...
 
 .PHONY: bench
