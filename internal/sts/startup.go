@@ -37,6 +37,12 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 	// load reads a source (path, for the log; failSource, for STATUS) with read and loads it
 	// into list, unless the store held the list before: then read is not even called.
 	load := func(list, path, failSource string, read func() ([]string, string, string)) {
+		// A file name the protocol would refuse as a list name (too long, a control character)
+		// is not loaded: clients could not address the list, and STATUS would show it.
+		if rep := s.checkListName(cmdLoad, list); rep != nil {
+			fail("Could not load list", list, failSource, rep.fail.message)
+			return
+		}
 		if !mine[list] {
 			n, err := s.store.Length(ctx, list)
 			switch {

@@ -136,3 +136,26 @@ func TestStatusWithoutLoadFailures(t *testing.T) {
 		t.Errorf("STATUS after a clean start: %q, want %q", got, want)
 	}
 }
+
+// A file whose name no client could address as a list (longer than --max-name-bytes, or holding a
+// control character, which would forge a STATUS row) is not loaded at startup, and says why.
+func TestLoadAtStartupRefusesNamesTheProtocolRefuses(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("n", 21) + ".csv"
+	writeFiles(t, dir, map[string]string{"ok.csv": "1\n", long: "2\n", "a\nb.csv": "3\n"})
+	ts := startServer(t, func(c *Config) {
+		c.MaxNameBytes = 24
+		c.LoadDirs = []LoadDir{{Dir: dir, Match: `(?s).*\.csv`}} // (?s): a dot matches the newline too
+	})
+	ts.srv.LoadAtStartup(context.Background())
+	ts.expect(t, "/sts/STATUS", "<html><title>OK</title>\n<body>\nok.csv = 1<br />\n</body></html>")
+	log := ts.log.String()
+	for _, want := range []string{
+		`msg="Could not load list" list=` + long + ` source=` + filepath.Join(dir, long) + ` error="Limit exceeded: max-name-bytes=24 !"`,
+		`msg="Could not load list" list="a\nb.csv"`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %s:\n%s", want, log)
+		}
+	}
+}
