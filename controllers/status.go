@@ -288,7 +288,7 @@ func rolloutStuck(d *appsv1.Deployment) (string, bool) {
 func readyCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
 	const typ = stsv1alpha1.ConditionReady
 	d := obs.deployment
-	current := rolledOut(d) || d != nil && shared(sts) && observedCurrentSpec(d)
+	current := rolledOut(d) || d != nil && shared(sts) // Redis: any available pod serves the lists, old or new
 	if current && available(d) && obs.server.status != nil && len(unloadedDatasets(sts, obs.server.status)) == 0 {
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonServing,
 			"The table server answers at "+Endpoint(sts)+" with every dataset loaded")

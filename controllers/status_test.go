@@ -244,6 +244,12 @@ func TestComputeStatusConditions(t *testing.T) {
 			want:        [5]string{"True/Serving", "True/RollingOut", "False/RollingOut", "True/Loaded", "True/InSync"},
 			wantKstatus: kstatus.InProgressStatus,
 		},
+		"Redis: a new spec the Deployment controller has not seen yet, the pods serve": {
+			opts:        []stsOption{withRedis(redisAt("r:6379"), 3)},
+			obs:         observe(sourceHash("users", "h1"), deployed(notObserved, loadedUsers), answered(users)),
+			want:        [5]string{"True/Serving", "True/RollingOut", "False/RollingOut", "True/Loaded", "True/InSync"},
+			wantKstatus: kstatus.InProgressStatus,
+		},
 		"several replicas, one of them not available": {
 			obs:         observe(sourceHash("users", "h1"), deployed(oneOfThreeDown, loadedUsers), answered(users)),
 			want:        [5]string{"True/Serving", "True/WaitingForPod", "False/WaitingForPod", "True/Loaded", "True/InSync"},
