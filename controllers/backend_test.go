@@ -23,6 +23,7 @@ import (
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 )
 
@@ -413,6 +414,8 @@ func redisStore(t *testing.T, rs *redistest.Server) *redisstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	// A server refuses commands while its store is not up yet, as a pod is not ready then.
+	testutil.Until(t, 10*time.Second, 10*time.Millisecond, "the store up on Redis", st.Up)
 	return st
 }
 
