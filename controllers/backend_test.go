@@ -23,8 +23,8 @@ import (
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/redistest"
-	"github.com/sts-operator/sts-operator/internal/testutil"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 func redisAt(address string) *stsv1alpha1.RedisBackend {
