@@ -54,6 +54,12 @@ local function indexed()
   return redis.call('HEXISTS', meta, 'indexed') == 1
 end
 
+-- unstaged is the reply {code, second} of a bulk change that is not made: its staged lines go.
+local function unstaged(code, second)
+  redis.call('DEL', staging)
+  return {code, second or 0}
+end
+
 -- unindex takes removed lines out of the unique index, or drops the index with the last line.
 local function unindex(lines)
   if not indexed() then return end
@@ -192,18 +198,15 @@ local err = wrongType()
 if err then return err end
 local n = redis.call('LLEN', staging)
 if n ~= tonumber(ARGV[3]) then
-  redis.call('DEL', staging)
-  return {3, 0}
+  return unstaged(3)
 end
 if noRoom() then
-  redis.call('DEL', staging)
-  return {4, 0}
+  return unstaged(4)
 end
 local created = create()
 local max = tonumber(ARGV[2])
 if max > 0 and redis.call('LLEN', list) + n > max then
-  redis.call('DEL', staging)
-  return {2, created}
+  return unstaged(2, created)
 end
 if n == 0 then return {0, created} end
 if indexed() then reindex(redis.call('LRANGE', staging, 0, -1)) end
@@ -227,22 +230,18 @@ local err = wrongType()
 if err then return err end
 local digest = ARGV[1]
 if ARGV[2] == '1' and digest ~= '' and redis.call('HGET', meta, 'digest') == digest then
-  redis.call('DEL', staging)
-  return {1, 0}
+  return unstaged(1)
 end
 local n = redis.call('LLEN', staging)
 if n ~= tonumber(ARGV[4]) then
-  redis.call('DEL', staging)
-  return {3, 0}
+  return unstaged(3)
 end
 local max = tonumber(ARGV[3])
 if max > 0 and n > max then
-  redis.call('DEL', staging)
-  return {2, 0}
+  return unstaged(2)
 end
 if noRoom() then
-  redis.call('DEL', staging)
-  return {4, 0}
+  return unstaged(4)
 end
 local created = create()
 if n > 0 then
