@@ -98,7 +98,11 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatalf("master %s, want %s", m, st.Master.Addr)
 	}
 	mustDo(t, st.Master, "SET", "k", "replicated")
-	mustDo(t, st.Master, "WAIT", "1", "2000")
+	// The replica must hold the key before the master dies: WAIT says how many do (a loaded
+	// machine once let 2 s pass with none, and the key was rightly gone after the failover).
+	if n := mustDo(t, st.Master, "WAIT", "1", "10000"); n != int64(1) {
+		t.Fatalf("WAIT 1 10000 = %#v: the replica does not hold the key", n)
+	}
 
 	st.Master.Kill()
 	killed := time.Now()
