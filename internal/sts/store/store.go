@@ -72,6 +72,12 @@ type ListInfo struct {
 	// Digest is the SHA-256 (hex) of the content the list was last replaced with by Replace or
 	// LoadOnce with a digest; "" when its last replacement had none, or it was never replaced.
 	Digest string
+	// Leased is the number of lines held under leases, not counted in Length.
+	Leased int
+	// Returned and DeadLettered count the lines of leases that ended without acknowledgement,
+	// those that went back to the list and those that went to its dead letters, since the list
+	// was created (the memory backend without a journal: since the process started).
+	Returned, DeadLettered int64
 }
 
 // Matcher is FIND's test of a line. An error stops the scan and is returned as it is.
@@ -105,6 +111,36 @@ type Store interface {
 	// returned with the list unchanged. Other errors: ErrNotLoaded, ErrEmpty, ErrNoMatch, after
 	// which a positive wait waits for a matching line as Read does.
 	Find(ctx context.Context, name string, match Matcher, keep bool, wait time.Duration) (string, error)
+
+	// ReadLeased is Read without keep, whose lines are held under a lease (lease.go) instead of
+	// consumed. It fails as Read does, and with ErrBadLease for a spec that LeaseSpec.Check refuses.
+	ReadLeased(ctx context.Context, name string, pos Position, n int, spec LeaseSpec, wait time.Duration) (Lease, error)
+
+	// FindLeased is Find without keep, whose line is held under a lease.
+	FindLeased(ctx context.Context, name string, match Matcher, spec LeaseSpec, wait time.Duration) (Lease, error)
+
+	// Ack ends a lease for good, or one line of it (LeaseRef): its lines are consumed. It fails
+	// with ErrLeaseNotFound, or a *LeaseEndedError for a lease that ended meanwhile, and then
+	// removes nothing from the list.
+	Ack(ctx context.Context, ref LeaseRef) error
+
+	// Release ends a lease, or one line of it, and gives its lines back at once, at the front
+	// (First) or the end (Last) of the list, counting a return as an expiry does. Releasing a lease
+	// that was released or expired already succeeds; other failures are Ack's.
+	Release(ctx context.Context, ref LeaseRef, pos Position) error
+
+	// Extend makes a running lease expire ttl from now and returns when; failures are Ack's.
+	Extend(ctx context.Context, ref LeaseRef, ttl time.Duration) (time.Time, error)
+
+	// Claim reserves a client's request id (REQUEST_ID) for window, so that a retry of the same
+	// request is answered once, by the first. claimed says the id was free and is now this
+	// caller's, who must Settle it with the answer; otherwise answer is what the first request
+	// settled (nil while it has not: it is still running, or its server died before answering).
+	Claim(ctx context.Context, id string, window time.Duration) (answer []byte, claimed bool, err error)
+
+	// Settle records the answer (not empty) of a request whose id Claim gave, for the rest of
+	// window from now.
+	Settle(ctx context.Context, id string, answer []byte, window time.Duration) error
 
 	// Add inserts line at the front (First) or the end (Last), creating the list if it is new,
 	// even when the Add then fails. With unique, a line equal to one already in the list is

@@ -80,6 +80,17 @@ var tests = []test{
 	{"WaitEndsWithTheContext", testWaitEndsWithTheContext},
 	{"EndWaits", testEndWaits},
 	{"WaitingCountsWaitingReads", testWaitingCountsWaitingReads},
+	{"ReadLeasedHoldsLinesUntilAck", testReadLeasedHoldsLinesUntilAck},
+	{"ReadLeasedFailsAsReadDoes", testReadLeasedFailsAsReadDoes},
+	{"FindLeased", testFindLeased},
+	{"ReleaseGivesLinesBack", testReleaseGivesLinesBack},
+	{"AckAndReleaseByLine", testAckAndReleaseByLine},
+	{"ExpiryGivesLinesBackOnce", testExpiryGivesLinesBackOnce},
+	{"ExtendKeepsALeaseRunning", testExtendKeepsALeaseRunning},
+	{"DeadLetterAfterMaxDeliveries", testDeadLetterAfterMaxDeliveries},
+	{"LeasedLinesStayUnique", testLeasedLinesStayUnique},
+	{"LeasesOutliveReset", testLeasesOutliveReset},
+	{"LeaseLimitsCountLeasedLines", testLeaseLimitsCountLeasedLines},
 }
 
 var pairTests = []pairTest{
@@ -94,6 +105,8 @@ var pairTests = []pairTest{
 	{"UniqueAddsAcceptEachLineOnce", testUniqueAddsAcceptEachLineOnce},
 	{"ConcurrentListsAreIndependent", testConcurrentListsAreIndependent},
 	{"LoadOnceLoadsOnce", testLoadOnceLoadsOnce},
+	{"LeasesAreSharedByEveryStore", testLeasesAreSharedByEveryStore},
+	{"LeasedConsumersLoseNothing", testLeasedConsumersLoseNothing},
 }
 
 // Run runs every conformance test as a subtest of t, each on a store of its own from newStore.
