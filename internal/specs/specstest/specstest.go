@@ -1,4 +1,8 @@
-package controllers
+// Package specstest builds the SimpleTableServer resources that the tests of the builders
+// (package specs) and of the reconciler (package controllers) start from, with functional
+// options that read like the spec they set: New("logins", WithConfigMapDataset("users",
+// "logins", "users")). It also holds the few checks both packages make of built objects.
+package specstest
 
 import (
 	"time"
@@ -11,12 +15,12 @@ import (
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
 
-// stsOption sets one thing on a SimpleTableServer fixture.
-type stsOption func(*stsv1alpha1.SimpleTableServer)
+// Option sets one thing on a SimpleTableServer fixture.
+type Option func(*stsv1alpha1.SimpleTableServer)
 
-// newSTS returns a SimpleTableServer named name in namespace "default" (see inNamespace), as a
+// New returns a SimpleTableServer named name in namespace "default" (see InNamespace), as a
 // test would apply it, with opts applied in order.
-func newSTS(name string, opts ...stsOption) *stsv1alpha1.SimpleTableServer {
+func New(name string, opts ...Option) *stsv1alpha1.SimpleTableServer {
 	sts := &stsv1alpha1.SimpleTableServer{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
 	}
@@ -26,68 +30,68 @@ func newSTS(name string, opts ...stsOption) *stsv1alpha1.SimpleTableServer {
 	return sts
 }
 
-func inNamespace(ns string) stsOption {
+func InNamespace(ns string) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Namespace = ns }
 }
 
-func withConfigMapDataset(name, configMap, key string) stsOption {
-	return withDataset(stsv1alpha1.Dataset{Name: name, ConfigMap: &stsv1alpha1.KeySelector{Name: configMap, Key: key}})
+func WithConfigMapDataset(name, configMap, key string) Option {
+	return WithDataset(stsv1alpha1.Dataset{Name: name, ConfigMap: &stsv1alpha1.KeySelector{Name: configMap, Key: key}})
 }
 
-func withSecretDataset(name, secret, key string) stsOption {
-	return withDataset(stsv1alpha1.Dataset{Name: name, Secret: &stsv1alpha1.KeySelector{Name: secret, Key: key}})
+func WithSecretDataset(name, secret, key string) Option {
+	return WithDataset(stsv1alpha1.Dataset{Name: name, Secret: &stsv1alpha1.KeySelector{Name: secret, Key: key}})
 }
 
-func withClaimDataset(name, claim, path, match string) stsOption {
-	return withDataset(stsv1alpha1.Dataset{Name: name, PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: claim, Path: path, Match: match}})
+func WithClaimDataset(name, claim, path, match string) Option {
+	return WithDataset(stsv1alpha1.Dataset{Name: name, PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: claim, Path: path, Match: match}})
 }
 
-func withDataset(ds stsv1alpha1.Dataset) stsOption {
+func WithDataset(ds stsv1alpha1.Dataset) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Datasets = append(s.Spec.Datasets, ds) }
 }
 
-func withStorageSize(size string, class *string) stsOption {
+func WithStorageSize(size string, class *string) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) {
 		s.Spec.Storage = &stsv1alpha1.Storage{Size: ptr.To(resource.MustParse(size)), StorageClassName: class}
 	}
 }
 
-func withExistingClaim(claim string) stsOption {
+func WithExistingClaim(claim string) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage = &stsv1alpha1.Storage{ExistingClaim: claim} }
 }
 
-func withAuthToken(secret, key string) stsOption {
+func WithAuthToken(secret, key string) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) {
 		s.Spec.Server.AuthTokenSecret = &stsv1alpha1.KeySelector{Name: secret, Key: key}
 	}
 }
 
-func withPolicy(p stsv1alpha1.DatasetUpdatePolicy) stsOption {
+func WithPolicy(p stsv1alpha1.DatasetUpdatePolicy) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.DatasetUpdatePolicy = p }
 }
 
-func withRefresh(d time.Duration) stsOption {
+func WithRefresh(d time.Duration) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.StatusRefreshInterval = &metav1.Duration{Duration: d} }
 }
 
-func withPodLabels(labels map[string]string) stsOption {
+func WithPodLabels(labels map[string]string) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.PodLabels = labels }
 }
 
-func withImage(image string) stsOption {
+func WithImage(image string) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Image = image }
 }
 
-func withServer(opts stsv1alpha1.ServerOptions) stsOption {
+func WithServer(opts stsv1alpha1.ServerOptions) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Server = opts }
 }
 
-func withLimits(l stsv1alpha1.ServerLimits) stsOption {
+func WithLimits(l stsv1alpha1.ServerLimits) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Server.Limits = l }
 }
 
-// withRedis gives the resource a Redis backend (r nil: one that names no Redis) and replicas.
-func withRedis(r *stsv1alpha1.RedisBackend, replicas int32) stsOption {
+// WithRedis gives the resource a Redis backend (r nil: one that names no Redis) and replicas.
+func WithRedis(r *stsv1alpha1.RedisBackend, replicas int32) Option {
 	return func(s *stsv1alpha1.SimpleTableServer) {
 		s.Spec.Backend = stsv1alpha1.Backend{Type: stsv1alpha1.BackendRedis, Redis: r}
 		s.Spec.Replicas = replicas

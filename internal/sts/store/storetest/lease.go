@@ -338,3 +338,37 @@ func testLeasedConsumersLoseNothing(t *testing.T, a, b store.Store) {
 		t.Fatalf("acknowledged (%d) and left (%d) = %d lines, want each of %d once", len(acked), len(rest), len(got), lines)
 	}
 }
+
+// testRequestIDsAnswerOnce: a request id is claimed once across the stores; the others get the
+// first request's answer once it is settled, and the id is free again after its window.
+func testRequestIDsAnswerOnce(t *testing.T, a, b store.Store) {
+	ctx := t.Context()
+	claim := func(s store.Store, id string, window time.Duration) ([]byte, bool) {
+		t.Helper()
+		answer, claimed, err := s.Claim(ctx, id, window)
+		must(t, err)
+		return answer, claimed
+	}
+	if _, claimed := claim(a, "r1", time.Minute); !claimed {
+		t.Fatal("a fresh id was not claimed")
+	}
+	if answer, claimed := claim(b, "r1", time.Minute); claimed || answer != nil {
+		t.Fatalf("Claim of an id in flight = %q, %v; want nothing, false", answer, claimed)
+	}
+	must(t, a.Settle(ctx, "r1", []byte("OK\x00first"), time.Minute))
+	if answer, claimed := claim(b, "r1", time.Minute); claimed || string(answer) != "OK\x00first" {
+		t.Fatalf("Claim of a settled id = %q, %v; want the first answer", answer, claimed)
+	}
+	if _, claimed := claim(b, "r2", time.Minute); !claimed {
+		t.Fatal("another id was not claimed")
+	}
+
+	if _, claimed := claim(a, "brief", 200*time.Millisecond); !claimed {
+		t.Fatal("a fresh id was not claimed")
+	}
+	must(t, a.Settle(ctx, "brief", []byte("x"), 200*time.Millisecond))
+	waitFor(t, "the id's window to end", func() bool {
+		_, claimed := claim(b, "brief", time.Minute)
+		return claimed
+	})
+}

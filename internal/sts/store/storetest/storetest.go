@@ -107,6 +107,7 @@ var pairTests = []pairTest{
 	{"LoadOnceLoadsOnce", testLoadOnceLoadsOnce},
 	{"LeasesAreSharedByEveryStore", testLeasesAreSharedByEveryStore},
 	{"LeasedConsumersLoseNothing", testLeasedConsumersLoseNothing},
+	{"RequestIDsAnswerOnce", testRequestIDsAnswerOnce},
 }
 
 // Run runs every conformance test as a subtest of t, each on a store of its own from newStore.
