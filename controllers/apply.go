@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 )
 
 // apply creates the objects sts owns, or updates them when their desired spec changed, and
@@ -27,19 +28,19 @@ import (
 // (Recreate would stop the running server first): it is nil until it exists. An object that
 // exists unchanged costs no write.
 func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, src *sources, blocked bool) (*appsv1.Deployment, error) {
-	if claim := PersistentVolumeClaim(sts); claim != nil {
+	if claim := specs.PersistentVolumeClaim(sts); claim != nil {
 		if err := r.createOnce(ctx, sts, claim, &corev1.PersistentVolumeClaim{}); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.applyService(ctx, sts, Service(sts)); err != nil {
+	if err := r.applyService(ctx, sts, specs.Service(sts)); err != nil {
 		return nil, err
 	}
-	pdb := PodDisruptionBudget(sts)
+	pdb := specs.PodDisruptionBudget(sts)
 	if err := r.applyOptional(ctx, sts, pdb != nil, pdb, &policyv1.PodDisruptionBudget{}); err != nil {
 		return nil, err
 	}
-	policy := NetworkPolicy(sts, r.Namespace)
+	policy := specs.NetworkPolicy(sts, r.Namespace)
 	if err := r.applyOptional(ctx, sts, policy != nil, policy, &networkingv1.NetworkPolicy{}); err != nil {
 		return nil, err
 	}
@@ -143,7 +144,7 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 	case apierrors.IsNotFound(err) && blocked:
 		return nil, nil
 	case apierrors.IsNotFound(err):
-		desired := Deployment(sts, ServerImage(sts, r.DefaultImage, nil))
+		desired := specs.Deployment(sts, specs.ServerImage(sts, r.DefaultImage, nil))
 		desired.Annotations[loadedDatasetsAnnotation] = encodeHashes(src.hashes)
 		return desired, r.create(ctx, sts, desired)
 	case err != nil:
@@ -152,14 +153,14 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 	if err := checkOwner(sts, &d); err != nil {
 		return nil, err
 	}
-	desired := Deployment(sts, ServerImage(sts, r.DefaultImage, &d))
+	desired := specs.Deployment(sts, specs.ServerImage(sts, r.DefaultImage, &d))
 	newPods := specChanged(&d, desired) || serverEdited(&d, desired)
 	if blocked || !newPods && !scaledByHand(&d, desired) {
 		return &d, nil
 	}
 	record := "" // putting back a replica count or strategy restarts no pod: the record stands
 	if newPods {
-		record = encodeHashes(loadedAfterRestart(listsOutlivePods(sts), loadedHashes(&d), src.hashes))
+		record = encodeHashes(loadedAfterRestart(specs.ListsOutlivePods(sts), loadedHashes(&d), src.hashes))
 	}
 	d.Spec = desired.Spec
 	return &d, r.update(ctx, sts, &d, desired, record)
@@ -171,7 +172,7 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 // arguments are compared: fields that admission webhooks commonly add to pods (environment,
 // sidecars, volumes) are left to them.
 func serverEdited(d, desired *appsv1.Deployment) bool {
-	have, want := serverContainer(d), serverContainer(desired)
+	have, want := specs.ServerContainer(d), specs.ServerContainer(desired)
 	return have == nil || have.Image != want.Image || !slices.Equal(have.Command, want.Command) || !slices.Equal(have.Args, want.Args)
 }
 
@@ -203,7 +204,7 @@ func (r *SimpleTableServerReconciler) create(ctx context.Context, sts *stsv1alph
 // annotations merged into its own (see updatedAnnotations); loaded, when not empty, replaces
 // the loaded-datasets record.
 func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, existing, desired client.Object, loaded string) error {
-	existing.SetLabels(merged(existing.GetLabels(), desired.GetLabels()))
+	existing.SetLabels(specs.Merged(existing.GetLabels(), desired.GetLabels()))
 	annotations := updatedAnnotations(existing.GetAnnotations(), desired.GetAnnotations())
 	if loaded != "" { // a new pod: the record of what it loads replaces that of any reload
 		annotations[loadedDatasetsAnnotation] = loaded
@@ -219,19 +220,19 @@ func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alph
 }
 
 // updatedAnnotations are existing's annotations with desired's set over them, less the keys
-// that the operator set before (existing's managedAnnotationsAnnotation) and desired no longer
+// that the operator set before (existing's specs.ManagedAnnotationsAnnotation) and desired no longer
 // has. Annotations that others set (a cloud controller, kubectl) stay.
 func updatedAnnotations(existing, desired map[string]string) map[string]string {
-	out := merged(existing, desired)
-	if before := existing[managedAnnotationsAnnotation]; before != "" {
+	out := specs.Merged(existing, desired)
+	if before := existing[specs.ManagedAnnotationsAnnotation]; before != "" {
 		for _, key := range strings.Split(before, ",") {
 			if _, keep := desired[key]; !keep {
 				delete(out, key)
 			}
 		}
 	}
-	if _, keep := desired[managedAnnotationsAnnotation]; !keep {
-		delete(out, managedAnnotationsAnnotation)
+	if _, keep := desired[specs.ManagedAnnotationsAnnotation]; !keep {
+		delete(out, specs.ManagedAnnotationsAnnotation)
 	}
 	return out
 }
@@ -258,18 +259,7 @@ func checkOwner(sts *stsv1alpha1.SimpleTableServer, obj client.Object) error {
 }
 
 func specChanged(existing, desired client.Object) bool {
-	return existing.GetAnnotations()[specHashAnnotation] != desired.GetAnnotations()[specHashAnnotation]
-}
-
-func merged(base, over map[string]string) map[string]string {
-	out := make(map[string]string, len(base)+len(over))
-	for k, v := range base {
-		out[k] = v
-	}
-	for k, v := range over {
-		out[k] = v
-	}
-	return out
+	return existing.GetAnnotations()[specs.SpecHashAnnotation] != desired.GetAnnotations()[specs.SpecHashAnnotation]
 }
 
 // kindOf names the kinds the builders make; typed objects carry no TypeMeta.

@@ -3,9 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"path"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,153 +15,16 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/specs"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
-
-func redisAt(address string) *stsv1alpha1.RedisBackend {
-	return &stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: address}}
-}
-
-func TestDeploymentOnRedis(t *testing.T) {
-	base := []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=true", "--allow-stop=false"}
-	tests := map[string]struct {
-		redis    *stsv1alpha1.RedisBackend
-		opts     []stsOption
-		wantArgs []string
-		// wantFiles are the files mounted from Secrets: path -> "secret/key".
-		wantFiles map[string]string
-	}{
-		"an address": {
-			redis:    redisAt("redis.redis.svc:6379"),
-			wantArgs: append(slices.Clone(base), "--redis-url=redis://redis.redis.svc:6379/0", "--redis-key-prefix=sts:perf/logins:"),
-		},
-		"every option": {
-			redis: &stsv1alpha1.RedisBackend{
-				RedisConnection: stsv1alpha1.RedisConnection{
-					Address: "r.example.com:6380", Database: ptr.To[int32](3),
-					CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis", PasswordKey: "pw", UsernameKey: "user"},
-					TLS:               &stsv1alpha1.RedisTLS{Enabled: true, CASecret: &stsv1alpha1.KeySelector{Name: "redis-ca", Key: "ca.pem"}},
-				},
-				KeyPrefix: "load:", MinReplicas: 1, MinReplicasTimeout: &metav1.Duration{Duration: 500 * time.Millisecond},
-			},
-			wantArgs: append(slices.Clone(base), "--redis-url=rediss://r.example.com:6380/3", "--redis-key-prefix=load:",
-				"--redis-password-file=/var/run/sts/redis/password", "--redis-username-file=/var/run/sts/redis/username",
-				"--redis-ca-file=/var/run/sts/redis-ca/ca.crt", "--redis-min-replicas=1", "--redis-min-replicas-timeout=500ms"),
-			wantFiles: map[string]string{
-				"/var/run/sts/redis/password": "redis/pw", "/var/run/sts/redis/username": "redis/user", "/var/run/sts/redis-ca/ca.crt": "redis-ca/ca.pem",
-			},
-		},
-		"Sentinel, the default password key": {
-			redis: &stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{
-				Sentinel:          &stsv1alpha1.RedisSentinel{MasterName: "main", Addresses: []string{"s0:26379", "s1:26379"}},
-				CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis"},
-			}},
-			wantArgs: append(slices.Clone(base), "--redis-url=redis://s0:26379/0", "--redis-key-prefix=sts:perf/logins:",
-				"--redis-sentinel-master=main", "--redis-sentinel-addrs=s0:26379,s1:26379", "--redis-password-file=/var/run/sts/redis/password"),
-			wantFiles: map[string]string{"/var/run/sts/redis/password": "redis/password"},
-		},
-		"Cluster": {
-			redis:    &stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "node-0:6379", Cluster: ptr.To(true)}},
-			wantArgs: append(slices.Clone(base), "--redis-url=redis://node-0:6379/0", "--redis-key-prefix=sts:perf/logins:", "--redis-cluster"),
-		},
-		"storage: no journal, the lists are in Redis": {
-			redis: redisAt("r:6379"), opts: []stsOption{withExistingClaim("saved")},
-			wantArgs: append(slices.Clone(base), "--redis-url=redis://r:6379/0", "--redis-key-prefix=sts:perf/logins:"),
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			sts := newSTS("logins", append([]stsOption{inNamespace("perf"), withRedis(tc.redis, 1)}, tc.opts...)...)
-			d := Deployment(sts, testImage)
-			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.wantArgs) {
-				t.Errorf("args\n got %q\nwant %q", got, tc.wantArgs)
-			}
-			for file, want := range tc.wantFiles {
-				v, m := volumeAt(t, d, file)
-				var got string
-				for _, item := range v.Secret.Items {
-					if item.Path == path.Base(file) {
-						got = v.Secret.SecretName + "/" + item.Key
-					}
-				}
-				if got != want || !m.ReadOnly {
-					t.Errorf("%s comes from %q (read-only %t), want %q", file, got, m.ReadOnly, want)
-				}
-			}
-		})
-	}
-}
-
-func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
-	tests := map[string]struct {
-		opts         []stsOption
-		wantReplicas int32
-		wantRolling  bool
-		wantSpread   []string // topology keys
-		wantBudget   bool
-	}{
-		"memory: one pod, Recreate, no budget":         {wantReplicas: 1},
-		"memory: replicas are ignored":                 {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Replicas = 3 }}, wantReplicas: 1},
-		"redis, one replica: rolling, no spread":       {opts: []stsOption{withRedis(redisAt("r:6379"), 1)}, wantReplicas: 1, wantRolling: true},
-		"redis, three replicas: spread, one at a time": {opts: []stsOption{withRedis(redisAt("r:6379"), 3)}, wantReplicas: 3, wantRolling: true, wantSpread: []string{corev1.LabelHostname, corev1.LabelTopologyZone}, wantBudget: true},
-		"redis, the user's own spread": {
-			opts: []stsOption{withRedis(redisAt("r:6379"), 3), func(s *stsv1alpha1.SimpleTableServer) {
-				s.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 2, TopologyKey: "rack", WhenUnsatisfiable: corev1.DoNotSchedule}}
-			}},
-			wantReplicas: 3, wantRolling: true, wantSpread: []string{"rack"}, wantBudget: true,
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			sts := newSTS("logins", tc.opts...)
-			d := Deployment(sts, testImage)
-			if got := *d.Spec.Replicas; got != tc.wantReplicas {
-				t.Errorf("replicas %d, want %d", got, tc.wantReplicas)
-			}
-			st := d.Spec.Strategy
-			if tc.wantRolling {
-				if st.Type != appsv1.RollingUpdateDeploymentStrategyType || *st.RollingUpdate.MaxUnavailable != intstr.FromInt32(0) || *st.RollingUpdate.MaxSurge != intstr.FromInt32(1) {
-					t.Errorf("strategy %+v, want a rolling update that never leaves fewer ready pods (maxUnavailable 0, maxSurge 1)", st)
-				}
-			} else if st.Type != appsv1.RecreateDeploymentStrategyType {
-				t.Errorf("strategy %+v, want Recreate: two memory servers would hand out the same lines", st)
-			}
-			var keys []string
-			for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
-				keys = append(keys, c.TopologyKey)
-				if c.TopologyKey != "rack" && (c.WhenUnsatisfiable != corev1.ScheduleAnyway || !reflect.DeepEqual(c.LabelSelector.MatchLabels, selectorLabels(sts))) {
-					t.Errorf("spread %+v: want ScheduleAnyway over the resource's pods", c)
-				}
-			}
-			if !reflect.DeepEqual(keys, tc.wantSpread) {
-				t.Errorf("spread over %q, want %q", keys, tc.wantSpread)
-			}
-			if pre := d.Spec.Template.Spec.Containers[0].Lifecycle; tc.wantRolling != (pre != nil && pre.PreStop.Sleep != nil && pre.PreStop.Sleep.Seconds > 0) {
-				t.Errorf("lifecycle %+v: a pod that shares the load must keep serving until the Service has let it go", pre)
-			}
-			if g := *d.Spec.Template.Spec.TerminationGracePeriodSeconds; g < preStopSleep+15 {
-				t.Errorf("terminationGracePeriodSeconds %d leaves too little after the preStop sleep", g)
-			}
-			pdb := PodDisruptionBudget(sts)
-			if (pdb != nil) != tc.wantBudget {
-				t.Fatalf("budget %+v, want one: %t", pdb, tc.wantBudget)
-			}
-			if pdb != nil {
-				assertOwnedBy(t, pdb.OwnerReferences, sts)
-				if *pdb.Spec.MaxUnavailable != intstr.FromInt32(1) || !reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, selectorLabels(sts)) {
-					t.Errorf("budget %+v, want maxUnavailable 1 over the resource's pods", pdb.Spec)
-				}
-			}
-		})
-	}
-}
 
 func TestWithDefaults(t *testing.T) {
 	def := &stsv1alpha1.RedisConnection{Address: "shared.redis.svc:6379", CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis"}}
@@ -176,16 +37,16 @@ func TestWithDefaults(t *testing.T) {
 		wantDatabase int32
 		wantProblem  bool
 	}{
-		"memory: untouched":                {sts: newSTS("a"), def: def},
-		"redis naming none: the default":   {sts: newSTS("a", withRedis(nil, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
-		"redis with a prefix: the default": {sts: newSTS("a", withRedis(&stsv1alpha1.RedisBackend{KeyPrefix: "p:"}, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
-		"redis naming its own: kept":       {sts: newSTS("a", withRedis(redisAt("own:6379"), 2)), def: def, wantAddress: "own:6379"},
+		"memory: untouched":                {sts: specstest.New("a"), def: def},
+		"redis naming none: the default":   {sts: specstest.New("a", specstest.WithRedis(nil, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis with a prefix: the default": {sts: specstest.New("a", specstest.WithRedis(&stsv1alpha1.RedisBackend{KeyPrefix: "p:"}, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis naming its own: kept":       {sts: specstest.New("a", specstest.WithRedis(specstest.RedisAt("own:6379"), 2)), def: def, wantAddress: "own:6379"},
 		"redis with its own credentials: the default with them": {
-			sts: newSTS("a", withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{
+			sts: specstest.New("a", specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{
 				CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "team-acl", UsernameKey: "user"}, Database: ptr.To[int32](2)}}, 2)),
 			def: def, wantAddress: "shared.redis.svc:6379", wantSecret: "team-acl", wantDatabase: 2,
 		},
-		"redis naming none, no default: bad": {sts: newSTS("a", withRedis(nil, 2)), wantProblem: true},
+		"redis naming none, no default: bad": {sts: specstest.New("a", specstest.WithRedis(nil, 2)), wantProblem: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -226,9 +87,9 @@ func TestRedisBackedReplicasScaleWithTheirBudget(t *testing.T) {
 	ns := s.newNamespace(t)
 	s.rollouts.in(t, ns)
 	s.redisSecret(t, ns, map[string]string{"password": "secret"})
-	r := redisAt("redis.redis.svc:6379")
+	r := specstest.RedisAt("redis.redis.svc:6379")
 	r.CredentialsSecret = &stsv1alpha1.RedisCredentials{Name: "redis"}
-	sts := newSTS("tables", inNamespace(ns), withRedis(r, 3))
+	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(r, 3))
 	sts.UID = ""
 	s.create(t, sts)
 
@@ -291,9 +152,9 @@ func TestMissingRedisSecretStallsNamingSecretAndKey(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
 	s.rollouts.in(t, ns)
-	r := redisAt("redis.redis.svc:6379")
+	r := specstest.RedisAt("redis.redis.svc:6379")
 	r.CredentialsSecret = &stsv1alpha1.RedisCredentials{Name: "redis", UsernameKey: "user"}
-	sts := newSTS("tables", inNamespace(ns), withRedis(r, 2))
+	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(r, 2))
 	sts.UID = ""
 	s.create(t, sts)
 
@@ -327,7 +188,7 @@ func TestMissingRedisSecretStallsNamingSecretAndKey(t *testing.T) {
 func TestRedisNamingNoRedisWithoutADefaultStalls(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
-	sts := newSTS("tables", inNamespace(ns), withRedis(nil, 2))
+	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(nil, 2))
 	sts.UID = ""
 	s.create(t, sts)
 	s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, "tableServer.defaultRedis", reconcileWait)
@@ -367,8 +228,8 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	// The pods are unready now: the Service has no endpoint, and the operator asks a pod.
 	s.endpoints.set(t, ns+"/tables", unreachableURL)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tables-7d9f-x2x4q", Labels: selectorLabels(sts)},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: containerName, Image: testImage}}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tables-7d9f-x2x4q", Labels: specs.SelectorLabels(sts)},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: specs.ContainerName, Image: specstest.Image}}},
 	}
 	s.create(t, pod)
 	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.244.0.7"}
@@ -388,13 +249,13 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 
 // servedOnRedis creates a resource "tables" with three replicas on rs whose dataset "users" is a
 // ConfigMap holding content, served by ts (the Service's pod), and waits until it is Ready.
-func (s *envtestSuite) servedOnRedis(t *testing.T, rs *redistest.Server, ts *testTableServer, content string, opts ...stsOption) *stsv1alpha1.SimpleTableServer {
+func (s *envtestSuite) servedOnRedis(t *testing.T, rs *redistest.Server, ts *testTableServer, content string, opts ...specstest.Option) *stsv1alpha1.SimpleTableServer {
 	t.Helper()
 	ns := s.newNamespace(t)
 	s.rollouts.in(t, ns)
 	s.create(t, configMap(ns, "users", map[string]string{"lines": content}))
-	opts = append([]stsOption{inNamespace(ns), withRefresh(time.Second), withConfigMapDataset("users", "users", "lines"), withRedis(redisAt(rs.Addr), 3)}, opts...)
-	sts := newSTS("tables", opts...)
+	opts = append([]specstest.Option{specstest.InNamespace(ns), specstest.WithRefresh(time.Second), specstest.WithConfigMapDataset("users", "users", "lines"), specstest.WithRedis(specstest.RedisAt(rs.Addr), 3)}, opts...)
+	sts := specstest.New("tables", opts...)
 	sts.UID = ""
 	s.endpoints.set(t, ns+"/tables", ts.url)
 	s.create(t, sts)
@@ -430,7 +291,7 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 	b := startTableServerOn(t, redisStore(t, rs), "", nil) // another replica
 	a.loadDataset(t, "users", v1)                          // what the first pod's startup load did
 
-	sts := s.servedOnRedis(t, rs, a, v1, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	sts := s.servedOnRedis(t, rs, a, v1, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
 	ns := sts.Namespace
 	if got := b.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE"); !strings.Contains(got, "u1") {
 		t.Fatalf("READ through the other replica = %q", got)
@@ -455,7 +316,7 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 // restart without persistence) stalls the resource with a message that says what happened
 // and how to load it again.
 func TestAListRedisLostIsReportedNotReloaded(t *testing.T) {
-	sts := newSTS("a", withConfigMapDataset("users", "logins", "users"), withRedis(redisAt("r:6379"), 3))
+	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"), specstest.WithRedis(specstest.RedisAt("r:6379"), 3))
 	st := computeStatus(sts, observe(sourceHash("users", "h1"), deployed(rolledOutNow, map[string]string{"users": "h1"}), answered()), metav1.Now())
 	c := meta.FindStatusCondition(st.Conditions, stsv1alpha1.ConditionStalled)
 	if c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonNotLoaded ||

@@ -26,6 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 	stsserver "github.com/sts-operator/sts-operator/internal/sts"
 )
 
@@ -41,11 +43,11 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 	ns := s.newNamespace(t)
 	s.create(t, configMap(ns, "logins", map[string]string{"users": "u1\nu2\n"}))
 	s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "payment"}, Data: map[string][]byte{"cards": []byte("c1\n")}})
-	sts := newSTS("logins", inNamespace(ns),
-		withConfigMapDataset("users.csv", "logins", "users"),
-		withSecretDataset("cards.csv", "payment", "cards"),
-		withClaimDataset("big.csv", "archive", "perf/big.csv", ""),
-		withStorageSize("2Gi", nil))
+	sts := specstest.New("logins", specstest.InNamespace(ns),
+		specstest.WithConfigMapDataset("users.csv", "logins", "users"),
+		specstest.WithSecretDataset("cards.csv", "payment", "cards"),
+		specstest.WithClaimDataset("big.csv", "archive", "perf/big.csv", ""),
+		specstest.WithStorageSize("2Gi", nil))
 	sts.UID = ""
 	s.create(t, sts)
 
@@ -66,20 +68,20 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 	})
 	s.get(t, sts)
 	for _, obj := range []client.Object{&d, &svc, &pvc} {
-		assertOwnedBy(t, obj.GetOwnerReferences(), sts)
+		specstest.AssertOwnedBy(t, obj.GetOwnerReferences(), sts)
 	}
 	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("Deployment: replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
 	}
 	var lists []string
-	for _, f := range loadFlags(&d) {
-		lists = append(lists, f.list)
+	for _, f := range specstest.LoadFlags(&d) {
+		lists = append(lists, f.List)
 	}
 	if want := []string{"users.csv", "cards.csv", "big.csv"}; !reflect.DeepEqual(lists, want) {
 		t.Errorf("the pod loads %q, want every dataset %q", lists, want)
 	}
 	c := d.Spec.Template.Spec.Containers[0]
-	if c.Image != testImage || !*c.SecurityContext.ReadOnlyRootFilesystem {
+	if c.Image != specstest.Image || !*c.SecurityContext.ReadOnlyRootFilesystem {
 		t.Errorf("container image %q, read-only root %v", c.Image, *c.SecurityContext.ReadOnlyRootFilesystem)
 	}
 	if !slices.Contains(c.Args, "--state-dir=/data/state") || !slices.Contains(c.Args, "--fsync-policy=always") {
@@ -99,7 +101,7 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonRollingOut {
 		t.Errorf("Ready = %+v", c)
 	}
-	if cur.Status.Endpoint != "http://logins."+ns+".svc:9191" || cur.Status.Image != testImage {
+	if cur.Status.Endpoint != "http://logins."+ns+".svc:9191" || cur.Status.Image != specstest.Image {
 		t.Errorf("endpoint %q image %q", cur.Status.Endpoint, cur.Status.Image)
 	}
 	if cur.Spec.DatasetUpdatePolicy != stsv1alpha1.DatasetUpdateKeep || cur.Spec.StatusRefreshInterval.Duration != 10*time.Second ||
@@ -130,7 +132,7 @@ func (s *envtestSuite) findEventNote(sts *stsv1alpha1.SimpleTableServer, eventTy
 func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
-	sts := newSTS("logins", inNamespace(ns), withConfigMapDataset("users", "logins", "users"))
+	sts := specstest.New("logins", specstest.InNamespace(ns), specstest.WithConfigMapDataset("users", "logins", "users"))
 	sts.UID = ""
 	s.create(t, sts)
 
@@ -170,22 +172,22 @@ func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
 
 // servedSTS creates a resource whose datasets are ConfigMaps, a table server holding the
 // lists as the pod would have loaded them, and waits until the resource reports it Ready.
-func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string]string, opts ...stsOption) (*stsv1alpha1.SimpleTableServer, *testTableServer) {
+func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string]string, opts ...specstest.Option) (*stsv1alpha1.SimpleTableServer, *testTableServer) {
 	t.Helper()
 	ns := s.newNamespace(t)
 	lists := map[string][]string{}
-	opts = append([]stsOption{inNamespace(ns), withRefresh(time.Second)}, opts...)
+	opts = append([]specstest.Option{specstest.InNamespace(ns), specstest.WithRefresh(time.Second)}, opts...)
 	for name, content := range datasets {
 		s.create(t, configMap(ns, name, map[string]string{"lines": content}))
 		lists[name] = splitLines(content)
-		opts = append(opts, withConfigMapDataset(name, name, "lines"))
+		opts = append(opts, specstest.WithConfigMapDataset(name, name, "lines"))
 	}
 	if token != "" {
 		s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"}, Data: map[string][]byte{"token": []byte(token)}})
-		opts = append(opts, withAuthToken("token", "token"))
+		opts = append(opts, specstest.WithAuthToken("token", "token"))
 	}
 	ts := startTableServer(t, token, lists)
-	sts := newSTS("tables", opts...)
+	sts := specstest.New("tables", opts...)
 	sts.UID = ""
 	s.endpoints.set(t, ns+"/tables", ts.url)
 	s.rollouts.in(t, ns)
@@ -250,7 +252,7 @@ func TestChangedConfigMapWithKeepPolicyReportsDriftOnly(t *testing.T) {
 func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	s := requireEnvtest(t)
 	sts, ts := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n", "cards": "c1\nc2\n"},
-		withPolicy(stsv1alpha1.DatasetUpdateReload))
+		specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
 	ts.call(t, "/sts/ADD?FILENAME=cards&LINE=c3&ADD_MODE=LAST&TOKEN=s3cret") // a client's change the reload must keep
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
 	s.get(t, d)
@@ -427,7 +429,7 @@ func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
 
 func TestSecondReconcileWritesNothing(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\n"}, withStorageSize("1Gi", nil))
+	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\n"}, specstest.WithStorageSize("1Gi", nil))
 	eventually(t, reconcileWait, func() error {
 		cur := sts.DeepCopy()
 		s.get(t, cur)
@@ -489,7 +491,7 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 // list loaded.
 func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
 	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\n")
 	eventually(t, reconcileWait, func() error {
 		if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
@@ -581,7 +583,7 @@ func TestRecordFollowsWhatTheServerLoaded(t *testing.T) {
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
 	eventually(t, reconcileWait, func() error {
 		s.get(t, d)
-		if got, want := loadedHashes(d)["users"], hashBytes([]byte("n1\nn2\nn3\n")); got != want {
+		if got, want := loadedHashes(d)["users"], specs.Hash([]byte("n1\nn2\nn3\n")); got != want {
 			return fmt.Errorf("the record says users is %s, the server holds %s", got, want)
 		}
 		return nil
@@ -665,7 +667,7 @@ func TestRecordFailureIsNoReloadFailure(t *testing.T) {
 // INITFILE is: no drift is reported and Reload does not overwrite it.
 func TestClientLoadIsNotDrift(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
 	notInSync := s.watchCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync)
 	resp, err := http.Post(ts.url+"/sts/LOAD?FILENAME=users", "text/plain", strings.NewReader("fresh1\nfresh2\n"))
 	if err != nil {
@@ -701,7 +703,7 @@ func (c staleDeployment) Get(ctx context.Context, key client.ObjectKey, obj clie
 // first out again.
 func TestReloadIsNotRepeatedFromAStaleCache(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, withPolicy(stsv1alpha1.DatasetUpdateReload))
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 	before := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
 	s.get(t, before)
@@ -741,7 +743,7 @@ func TestInvalidResourcesAreRejected(t *testing.T) {
 	cm := func(name string) stsv1alpha1.Dataset {
 		return stsv1alpha1.Dataset{Name: name, ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}}
 	}
-	many := func(n int) stsOption {
+	many := func(n int) specstest.Option {
 		return func(sts *stsv1alpha1.SimpleTableServer) {
 			for i := range n {
 				sts.Spec.Datasets = append(sts.Spec.Datasets, cm(fmt.Sprintf("d%d", i)))
@@ -750,70 +752,70 @@ func TestInvalidResourcesAreRejected(t *testing.T) {
 	}
 	tests := map[string]struct {
 		name string
-		opts []stsOption
+		opts []specstest.Option
 		want string
 	}{
-		"two sources": {opts: []stsOption{withDataset(stsv1alpha1.Dataset{Name: "a",
+		"two sources": {opts: []specstest.Option{specstest.WithDataset(stsv1alpha1.Dataset{Name: "a",
 			ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}, Secret: &stsv1alpha1.KeySelector{Name: "s", Key: "k"}})},
 			want: "set exactly one source per dataset"},
-		"no source":                   {opts: []stsOption{withDataset(stsv1alpha1.Dataset{Name: "a"})}, want: "set exactly one source per dataset"},
-		"duplicate names":             {opts: []stsOption{withDataset(cm("a")), withDataset(cm("a"))}, want: "dataset names must be unique"},
-		"slash in a name":             {opts: []stsOption{withDataset(cm("a/b"))}, want: "dataset name must not contain '/', '\\' or ':'"},
-		"backslash":                   {opts: []stsOption{withDataset(cm(`a\b`))}, want: "dataset name must not contain '/', '\\' or ':'"},
-		"colon":                       {opts: []stsOption{withDataset(cm("c:x"))}, want: "dataset name must not contain '/', '\\' or ':'"},
-		"dot-dot":                     {opts: []stsOption{withDataset(cm(".."))}, want: "dataset name must not be '.' or '..'"},
-		"equals":                      {opts: []stsOption{withDataset(cm("a=b"))}, want: "dataset name must not contain '='"},
-		"129 characters":              {opts: []stsOption{withDataset(cm(strings.Repeat("x", 129)))}, want: "may not be more than 128"},
-		"empty name":                  {opts: []stsOption{withDataset(cm(""))}, want: "should be at least 1"},
-		"too many datasets":           {opts: []stsOption{many(65)}, want: "must have at most 64 items"},
-		"bad key":                     {opts: []stsOption{withConfigMapDataset("a", "cm", "a/b")}, want: "spec.datasets[0].configMap.key"},
-		"path escaping":               {opts: []stsOption{withClaimDataset("a", "c", "../x", "")}, want: "path must be relative to the claim's root"},
-		"absolute path":               {opts: []stsOption{withClaimDataset("a", "c", "/x", "")}, want: "path must be relative to the claim's root"},
-		"equals in a match directory": {opts: []stsOption{withClaimDataset("a", "c", "orders/date=2024", `.*\.csv`)}, want: "path cannot contain '=' when match is set"},
-		"refresh too fast":            {opts: []stsOption{withRefresh(500 * time.Millisecond)}, want: "statusRefreshInterval must be between 1s and 1h"},
-		"refresh too slow":            {opts: []stsOption{withRefresh(2 * time.Hour)}, want: "statusRefreshInterval must be between 1s and 1h"},
-		"size and claim":              {opts: []stsOption{withStorageSize("1Gi", nil), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.ExistingClaim = "c" }}, want: "set exactly one of existingClaim"},
-		"size too small":              {opts: []stsOption{withStorageSize("1Ki", nil)}, want: "size must be between 1Mi and 64Ti"},
-		"size too large":              {opts: []stsOption{withStorageSize("1Pi", nil)}, want: "size must be between 1Mi and 64Ti"},
-		"class without size":          {opts: []stsOption{withExistingClaim("c"), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.StorageClassName = ptr.To("fast") }}, want: "storageClassName applies only with size"},
-		"selector pod label":          {opts: []stsOption{withPodLabels(map[string]string{instanceLabel: "x"})}, want: "podLabels must not set app.kubernetes.io/name"},
-		"unknown policy":              {opts: []stsOption{withPolicy("Sometimes")}, want: `Unsupported value: "Sometimes"`},
-		"bad charset":                 {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{Charsets: stsv1alpha1.Charsets{Read: "UTF 8"}})}, want: "spec.server.charsets.read"},
-		"fsyncInterval with Always": {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{FsyncInterval: &metav1.Duration{Duration: time.Second}})},
+		"no source":                   {opts: []specstest.Option{specstest.WithDataset(stsv1alpha1.Dataset{Name: "a"})}, want: "set exactly one source per dataset"},
+		"duplicate names":             {opts: []specstest.Option{specstest.WithDataset(cm("a")), specstest.WithDataset(cm("a"))}, want: "dataset names must be unique"},
+		"slash in a name":             {opts: []specstest.Option{specstest.WithDataset(cm("a/b"))}, want: "dataset name must not contain '/', '\\' or ':'"},
+		"backslash":                   {opts: []specstest.Option{specstest.WithDataset(cm(`a\b`))}, want: "dataset name must not contain '/', '\\' or ':'"},
+		"colon":                       {opts: []specstest.Option{specstest.WithDataset(cm("c:x"))}, want: "dataset name must not contain '/', '\\' or ':'"},
+		"dot-dot":                     {opts: []specstest.Option{specstest.WithDataset(cm(".."))}, want: "dataset name must not be '.' or '..'"},
+		"equals":                      {opts: []specstest.Option{specstest.WithDataset(cm("a=b"))}, want: "dataset name must not contain '='"},
+		"129 characters":              {opts: []specstest.Option{specstest.WithDataset(cm(strings.Repeat("x", 129)))}, want: "may not be more than 128"},
+		"empty name":                  {opts: []specstest.Option{specstest.WithDataset(cm(""))}, want: "should be at least 1"},
+		"too many datasets":           {opts: []specstest.Option{many(65)}, want: "must have at most 64 items"},
+		"bad key":                     {opts: []specstest.Option{specstest.WithConfigMapDataset("a", "cm", "a/b")}, want: "spec.datasets[0].configMap.key"},
+		"path escaping":               {opts: []specstest.Option{specstest.WithClaimDataset("a", "c", "../x", "")}, want: "path must be relative to the claim's root"},
+		"absolute path":               {opts: []specstest.Option{specstest.WithClaimDataset("a", "c", "/x", "")}, want: "path must be relative to the claim's root"},
+		"equals in a match directory": {opts: []specstest.Option{specstest.WithClaimDataset("a", "c", "orders/date=2024", `.*\.csv`)}, want: "path cannot contain '=' when match is set"},
+		"refresh too fast":            {opts: []specstest.Option{specstest.WithRefresh(500 * time.Millisecond)}, want: "statusRefreshInterval must be between 1s and 1h"},
+		"refresh too slow":            {opts: []specstest.Option{specstest.WithRefresh(2 * time.Hour)}, want: "statusRefreshInterval must be between 1s and 1h"},
+		"size and claim":              {opts: []specstest.Option{specstest.WithStorageSize("1Gi", nil), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.ExistingClaim = "c" }}, want: "set exactly one of existingClaim"},
+		"size too small":              {opts: []specstest.Option{specstest.WithStorageSize("1Ki", nil)}, want: "size must be between 1Mi and 64Ti"},
+		"size too large":              {opts: []specstest.Option{specstest.WithStorageSize("1Pi", nil)}, want: "size must be between 1Mi and 64Ti"},
+		"class without size":          {opts: []specstest.Option{specstest.WithExistingClaim("c"), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.StorageClassName = ptr.To("fast") }}, want: "storageClassName applies only with size"},
+		"selector pod label":          {opts: []specstest.Option{specstest.WithPodLabels(map[string]string{"app.kubernetes.io/instance": "x"})}, want: "podLabels must not set app.kubernetes.io/name"},
+		"unknown policy":              {opts: []specstest.Option{specstest.WithPolicy("Sometimes")}, want: `Unsupported value: "Sometimes"`},
+		"bad charset":                 {opts: []specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{Charsets: stsv1alpha1.Charsets{Read: "UTF 8"}})}, want: "spec.server.charsets.read"},
+		"fsyncInterval with Always": {opts: []specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{FsyncInterval: &metav1.Duration{Duration: time.Second}})},
 			want: "fsyncInterval applies only with fsyncPolicy Interval"},
-		"fsyncInterval too long": {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval, FsyncInterval: &metav1.Duration{Duration: time.Hour}})},
+		"fsyncInterval too long": {opts: []specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval, FsyncInterval: &metav1.Duration{Duration: time.Hour}})},
 			want: "fsyncInterval must be between 1ms and 1m"},
-		"unknown fsync policy": {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{FsyncPolicy: "Never"})}, want: `Unsupported value: "Never"`},
-		"unknown durability":   {opts: []stsOption{withServer(stsv1alpha1.ServerOptions{Durability: "Sometimes"})}, want: `Unsupported value: "Sometimes"`},
-		"maxTotalBytes too small": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("100"))})},
+		"unknown fsync policy": {opts: []specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{FsyncPolicy: "Never"})}, want: `Unsupported value: "Never"`},
+		"unknown durability":   {opts: []specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{Durability: "Sometimes"})}, want: `Unsupported value: "Sometimes"`},
+		"maxTotalBytes too small": {opts: []specstest.Option{specstest.WithLimits(stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("100"))})},
 			want: "maxTotalBytes must be between 1Ki and 1Ti"},
-		"maxLineBytes zero": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxLineBytes: ptr.To[int32](0)})}, want: "spec.server.limits.maxLineBytes"},
-		"maxLinesPerList zero": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxLinesPerList: ptr.To[int64](0)})},
+		"maxLineBytes zero": {opts: []specstest.Option{specstest.WithLimits(stsv1alpha1.ServerLimits{MaxLineBytes: ptr.To[int32](0)})}, want: "spec.server.limits.maxLineBytes"},
+		"maxLinesPerList zero": {opts: []specstest.Option{specstest.WithLimits(stsv1alpha1.ServerLimits{MaxLinesPerList: ptr.To[int64](0)})},
 			want: "spec.server.limits.maxLinesPerList"},
-		"maxNameBytes over what status shows": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxNameBytes: ptr.To[int32](1025)})}, want: "spec.server.limits.maxNameBytes"},
-		"no lists":                            {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxLists: ptr.To[int64](0)})}, want: "spec.server.limits.maxLists"},
-		"minFreeBytes negative":               {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MinFreeBytes: ptr.To(resource.MustParse("-1"))})}, want: "minFreeBytes must be between 0 and 1Ti"},
-		"maxWait too long": {opts: []stsOption{withLimits(stsv1alpha1.ServerLimits{MaxWait: &metav1.Duration{Duration: 2 * time.Hour}})},
+		"maxNameBytes over what status shows": {opts: []specstest.Option{specstest.WithLimits(stsv1alpha1.ServerLimits{MaxNameBytes: ptr.To[int32](1025)})}, want: "spec.server.limits.maxNameBytes"},
+		"no lists":                            {opts: []specstest.Option{specstest.WithLimits(stsv1alpha1.ServerLimits{MaxLists: ptr.To[int64](0)})}, want: "spec.server.limits.maxLists"},
+		"minFreeBytes negative":               {opts: []specstest.Option{specstest.WithLimits(stsv1alpha1.ServerLimits{MinFreeBytes: ptr.To(resource.MustParse("-1"))})}, want: "minFreeBytes must be between 0 and 1Ti"},
+		"maxWait too long": {opts: []specstest.Option{specstest.WithLimits(stsv1alpha1.ServerLimits{MaxWait: &metav1.Duration{Duration: 2 * time.Hour}})},
 			want: "maxWait must be at most 1h"},
-		"two memory replicas":        {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Replicas = 2 }}, want: "replicas above 1 need a shared backend"},
-		"65 replicas":                {opts: []stsOption{withRedis(redisAt("r:6379"), 65)}, want: "spec.replicas"},
-		"a claim for several pods":   {opts: []stsOption{withRedis(redisAt("r:6379"), 2), withStorageSize("1Gi", nil)}, want: "storage.size makes a ReadWriteOnce claim"},
-		"a journal on Redis":         {opts: []stsOption{withRedis(redisAt("r:6379"), 1), withServer(stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityEnabled})}, want: "server.durability Enabled applies to the memory backend only"},
-		"a memory limit on Redis":    {opts: []stsOption{withRedis(redisAt("r:6379"), 1), withLimits(stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1Mi"))})}, want: "maxTotalBytes applies to the memory backend only"},
-		"a Redis for memory":         {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Backend.Redis = redisAt("r:6379") }}, want: "backend.redis applies only with type redis"},
-		"an unknown backend":         {opts: []stsOption{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Backend.Type = "etcd" }}, want: `Unsupported value: "etcd"`},
-		"address and sentinel":       {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{"s:26379"}}}}, 1)}, want: "set address or sentinel, not both"},
-		"an address without a port":  {opts: []stsOption{withRedis(redisAt("redis.svc"), 1)}, want: "spec.backend.redis.address"},
-		"a URL as the address":       {opts: []stsOption{withRedis(redisAt("redis://r:6379"), 1)}, want: "spec.backend.redis.address"},
-		"sentinel without a master":  {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Sentinel: &stsv1alpha1.RedisSentinel{Addresses: []string{"s:26379"}}}}, 1)}, want: "spec.backend.redis.sentinel.masterName"},
-		"sentinel without sentinels": {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{}}}}, 1)}, want: "spec.backend.redis.sentinel.addresses"},
-		"cluster by sentinel":        {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Cluster: ptr.To(true), Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{"s:26379"}}}}, 1)}, want: "cluster needs address"},
-		"cluster min replicas":       {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Cluster: ptr.To(true)}, MinReplicas: 1}, 1)}, want: "minReplicas is not supported with cluster"},
-		"cluster database":           {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Cluster: ptr.To(true), Database: ptr.To[int32](2)}}, 1)}, want: "a Redis Cluster has only database 0"},
-		"database 16":                {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Database: ptr.To[int32](16)}}, 1)}, want: "spec.backend.redis.database"},
-		"a CA without TLS":           {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", TLS: &stsv1alpha1.RedisTLS{CASecret: &stsv1alpha1.KeySelector{Name: "ca", Key: "ca.crt"}}}}, 1)}, want: "tls.caSecret applies only with tls.enabled"},
-		"a brace in the prefix":      {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379"}, KeyPrefix: "a{b"}, 1)}, want: "keyPrefix must not contain '{' or '}'"},
-		"min replicas timeout 1h":    {opts: []stsOption{withRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379"}, MinReplicas: 1, MinReplicasTimeout: &metav1.Duration{Duration: time.Hour}}, 1)}, want: "minReplicasTimeout must be between 10ms and 1m"},
+		"two memory replicas":        {opts: []specstest.Option{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Replicas = 2 }}, want: "replicas above 1 need a shared backend"},
+		"65 replicas":                {opts: []specstest.Option{specstest.WithRedis(specstest.RedisAt("r:6379"), 65)}, want: "spec.replicas"},
+		"a claim for several pods":   {opts: []specstest.Option{specstest.WithRedis(specstest.RedisAt("r:6379"), 2), specstest.WithStorageSize("1Gi", nil)}, want: "storage.size makes a ReadWriteOnce claim"},
+		"a journal on Redis":         {opts: []specstest.Option{specstest.WithRedis(specstest.RedisAt("r:6379"), 1), specstest.WithServer(stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityEnabled})}, want: "server.durability Enabled applies to the memory backend only"},
+		"a memory limit on Redis":    {opts: []specstest.Option{specstest.WithRedis(specstest.RedisAt("r:6379"), 1), specstest.WithLimits(stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1Mi"))})}, want: "maxTotalBytes applies to the memory backend only"},
+		"a Redis for memory":         {opts: []specstest.Option{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Backend.Redis = specstest.RedisAt("r:6379") }}, want: "backend.redis applies only with type redis"},
+		"an unknown backend":         {opts: []specstest.Option{func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Backend.Type = "etcd" }}, want: `Unsupported value: "etcd"`},
+		"address and sentinel":       {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{"s:26379"}}}}, 1)}, want: "set address or sentinel, not both"},
+		"an address without a port":  {opts: []specstest.Option{specstest.WithRedis(specstest.RedisAt("redis.svc"), 1)}, want: "spec.backend.redis.address"},
+		"a URL as the address":       {opts: []specstest.Option{specstest.WithRedis(specstest.RedisAt("redis://r:6379"), 1)}, want: "spec.backend.redis.address"},
+		"sentinel without a master":  {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Sentinel: &stsv1alpha1.RedisSentinel{Addresses: []string{"s:26379"}}}}, 1)}, want: "spec.backend.redis.sentinel.masterName"},
+		"sentinel without sentinels": {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{}}}}, 1)}, want: "spec.backend.redis.sentinel.addresses"},
+		"cluster by sentinel":        {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Cluster: ptr.To(true), Sentinel: &stsv1alpha1.RedisSentinel{MasterName: "m", Addresses: []string{"s:26379"}}}}, 1)}, want: "cluster needs address"},
+		"cluster min replicas":       {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Cluster: ptr.To(true)}, MinReplicas: 1}, 1)}, want: "minReplicas is not supported with cluster"},
+		"cluster database":           {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Cluster: ptr.To(true), Database: ptr.To[int32](2)}}, 1)}, want: "a Redis Cluster has only database 0"},
+		"database 16":                {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", Database: ptr.To[int32](16)}}, 1)}, want: "spec.backend.redis.database"},
+		"a CA without TLS":           {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379", TLS: &stsv1alpha1.RedisTLS{CASecret: &stsv1alpha1.KeySelector{Name: "ca", Key: "ca.crt"}}}}, 1)}, want: "tls.caSecret applies only with tls.enabled"},
+		"a brace in the prefix":      {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379"}, KeyPrefix: "a{b"}, 1)}, want: "keyPrefix must not contain '{' or '}'"},
+		"min replicas timeout 1h":    {opts: []specstest.Option{specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{Address: "r:6379"}, MinReplicas: 1, MinReplicasTimeout: &metav1.Duration{Duration: time.Hour}}, 1)}, want: "minReplicasTimeout must be between 10ms and 1m"},
 		"name not a label":           {name: "1tables", want: "metadata.name must be a DNS label"},
 		"name too long":              {name: strings.Repeat("t", 64), want: "metadata.name must be a DNS label"},
 	}
@@ -823,7 +825,7 @@ func TestInvalidResourcesAreRejected(t *testing.T) {
 			if tc.name != "" {
 				objName = tc.name
 			}
-			sts := newSTS(objName, append([]stsOption{inNamespace(ns)}, tc.opts...)...)
+			sts := specstest.New(objName, append([]specstest.Option{specstest.InNamespace(ns)}, tc.opts...)...)
 			sts.UID = ""
 			err := s.k8s.Create(context.Background(), sts)
 			if err == nil {
@@ -842,23 +844,23 @@ func TestStorageIsImmutable(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
 	tests := map[string]struct {
-		opts   []stsOption
+		opts   []specstest.Option
 		change func(*stsv1alpha1.SimpleTableServer)
 		want   string
 	}{
-		"size changed": {[]stsOption{withStorageSize("1Gi", nil)},
+		"size changed": {[]specstest.Option{specstest.WithStorageSize("1Gi", nil)},
 			func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage.Size = ptr.To(resource.MustParse("2Gi")) },
 			"storage cannot be changed"},
 		"storage added": {nil,
 			func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage = &stsv1alpha1.Storage{ExistingClaim: "c"} },
 			"storage cannot be added or removed"},
-		"storage removed": {[]stsOption{withExistingClaim("c")},
+		"storage removed": {[]specstest.Option{specstest.WithExistingClaim("c")},
 			func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Storage = nil },
 			"storage cannot be added or removed"},
 		"memory to redis": {nil,
-			func(s *stsv1alpha1.SimpleTableServer) { withRedis(redisAt("r:6379"), 1)(s) },
+			func(s *stsv1alpha1.SimpleTableServer) { specstest.WithRedis(specstest.RedisAt("r:6379"), 1)(s) },
 			"backend.type cannot be changed"},
-		"redis to memory": {[]stsOption{withRedis(redisAt("r:6379"), 1)},
+		"redis to memory": {[]specstest.Option{specstest.WithRedis(specstest.RedisAt("r:6379"), 1)},
 			func(s *stsv1alpha1.SimpleTableServer) {
 				s.Spec.Backend = stsv1alpha1.Backend{Type: stsv1alpha1.BackendMemory}
 			},
@@ -868,7 +870,7 @@ func TestStorageIsImmutable(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			i++
-			sts := newSTS(fmt.Sprintf("immutable%d", i), append([]stsOption{inNamespace(ns)}, tc.opts...)...)
+			sts := specstest.New(fmt.Sprintf("immutable%d", i), append([]specstest.Option{specstest.InNamespace(ns)}, tc.opts...)...)
 			sts.UID = ""
 			s.create(t, sts)
 			tc.change(sts)
@@ -879,7 +881,7 @@ func TestStorageIsImmutable(t *testing.T) {
 		})
 	}
 	// Everything else may change.
-	sts := newSTS("mutable", inNamespace(ns), withStorageSize("1Gi", nil))
+	sts := specstest.New("mutable", specstest.InNamespace(ns), specstest.WithStorageSize("1Gi", nil))
 	sts.UID = ""
 	s.create(t, sts)
 	sts.Spec.Datasets = []stsv1alpha1.Dataset{{Name: "a", ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}}}
@@ -888,7 +890,7 @@ func TestStorageIsImmutable(t *testing.T) {
 		t.Errorf("a change that keeps storage was refused: %v", err)
 	}
 	// A Redis backend may move to another Redis, and scale.
-	onRedis := newSTS("mutable-redis", inNamespace(ns), withRedis(redisAt("r:6379"), 1))
+	onRedis := specstest.New("mutable-redis", specstest.InNamespace(ns), specstest.WithRedis(specstest.RedisAt("r:6379"), 1))
 	onRedis.UID = ""
 	s.create(t, onRedis)
 	onRedis.Spec.Backend.Redis.Address = "other:6379"
@@ -906,7 +908,7 @@ func TestAnObjectOfAnotherOwnerIsNotTakenOver(t *testing.T) {
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}
 	s.create(t, theirs)
-	sts := newSTS("taken", inNamespace(ns))
+	sts := specstest.New("taken", specstest.InNamespace(ns))
 	sts.UID = ""
 	s.create(t, sts)
 
@@ -999,8 +1001,8 @@ func TestAReloadTheServerRefusesStallsAndKeepsTheList(t *testing.T) {
 	ts := startTableServer(t, "", map[string][]string{"users": {"u1", "u2"}}, func(c *stsserver.Config) { c.MaxBodyBytes = 16 })
 	s.endpoints.set(t, ns+"/tables", ts.url)
 	s.rollouts.in(t, ns)
-	sts := newSTS("tables", inNamespace(ns), withRefresh(time.Second), withPolicy(stsv1alpha1.DatasetUpdateReload),
-		withConfigMapDataset("users", "users", "lines"))
+	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRefresh(time.Second), specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload),
+		specstest.WithConfigMapDataset("users", "users", "lines"))
 	sts.UID = ""
 	s.create(t, sts)
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"maps"
 	"slices"
 	"testing"
 
@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 )
 
 // TestHandEditsAreReverted: edits to the fields the operator owns are put back, even though the
@@ -29,7 +31,7 @@ func TestHandEditsAreReverted(t *testing.T) {
 	ns := s.newNamespace(t)
 	s.rollouts.in(t, ns)
 	s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"}, Data: map[string][]byte{"token": []byte("s3cret")}})
-	sts := newSTS("tables", inNamespace(ns), withAuthToken("token", "token"))
+	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithAuthToken("token", "token"))
 	sts.UID = ""
 	s.create(t, sts)
 	key := client.ObjectKey{Namespace: ns, Name: "tables"}
@@ -47,8 +49,8 @@ func TestHandEditsAreReverted(t *testing.T) {
 		if err := s.k8s.Get(context.Background(), key, svc); err != nil {
 			return err
 		}
-		if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ExternalName != "" || svc.Spec.Selector[instanceLabel] != "tables" ||
-			len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != serverPort {
+		if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ExternalName != "" || !maps.Equal(svc.Spec.Selector, specs.SelectorLabels(sts)) ||
+			len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != specs.ServerPort {
 			return fmt.Errorf("the Service is still %+v", svc.Spec)
 		}
 		return nil
@@ -99,48 +101,6 @@ func TestUnreadableSourceIsACondition(t *testing.T) {
 	})
 }
 
-func TestNetworkPolicy(t *testing.T) {
-	peer := networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "perf"}}}
-	operator := networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: "sts-system"}}}
-	tests := map[string]struct {
-		policy    *stsv1alpha1.NetworkPolicy
-		operator  string
-		wantNone  bool
-		wantPeers []networkingv1.NetworkPolicyPeer // nil: no ingress rule at all, nothing gets in
-	}{
-		"none asked":                 {wantNone: true},
-		"the resource's peers":       {policy: &stsv1alpha1.NetworkPolicy{From: []networkingv1.NetworkPolicyPeer{peer}}, operator: "sts-system", wantPeers: []networkingv1.NetworkPolicyPeer{peer, operator}},
-		"only the operator":          {policy: &stsv1alpha1.NetworkPolicy{}, operator: "sts-system", wantPeers: []networkingv1.NetworkPolicyPeer{operator}},
-		"nobody: no operator to add": {policy: &stsv1alpha1.NetworkPolicy{}},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			sts := newSTS("logins", inNamespace("perf"), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = tc.policy })
-			np := NetworkPolicy(sts, tc.operator)
-			if (np == nil) != tc.wantNone {
-				t.Fatalf("policy %+v, want none: %t", np, tc.wantNone)
-			}
-			if np == nil {
-				return
-			}
-			assertOwnedBy(t, np.OwnerReferences, sts)
-			if !reflect.DeepEqual(np.Spec.PodSelector.MatchLabels, selectorLabels(sts)) || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
-				t.Errorf("policy selects %v for %v", np.Spec.PodSelector, np.Spec.PolicyTypes)
-			}
-			if tc.wantPeers == nil {
-				if np.Spec.Ingress == nil || len(np.Spec.Ingress) != 0 {
-					t.Errorf("ingress %+v, want an empty list: nothing gets in", np.Spec.Ingress)
-				}
-				return
-			}
-			if len(np.Spec.Ingress) != 1 || !reflect.DeepEqual(np.Spec.Ingress[0].From, tc.wantPeers) ||
-				len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.StrVal != serverPortName {
-				t.Errorf("ingress %+v, want from %+v to port %s only", np.Spec.Ingress, tc.wantPeers, serverPortName)
-			}
-		})
-	}
-}
-
 // TestNetworkPolicyFollowsTheSpec: the operator makes the policy when asked, lets itself in, and
 // deletes it when the resource no longer asks.
 func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
@@ -148,7 +108,7 @@ func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
 	ns := s.newNamespace(t)
 	s.reconciler.Namespace = "sts-system" // as the chart's POD_NAMESPACE would
 	t.Cleanup(func() { s.reconciler.Namespace = "" })
-	sts := newSTS("tables", inNamespace(ns), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} })
+	sts := specstest.New("tables", specstest.InNamespace(ns), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} })
 	sts.UID = ""
 	s.create(t, sts)
 	key := client.ObjectKey{Namespace: ns, Name: "tables"}

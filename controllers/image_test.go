@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 )
 
 // TestAnUpgradedOperatorKeepsTheRunningImage: an operator with a new default image leaves a
@@ -28,7 +30,7 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 	waitForImage := func(want string) {
 		t.Helper()
 		eventually(t, reconcileWait, func() error {
-			if got := runningImage(deployment()); got != want {
+			if got := specs.RunningImage(deployment()); got != want {
 				return fmt.Errorf("the Deployment runs %q, want %q", got, want)
 			}
 			return nil
@@ -68,8 +70,8 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if after := deployment(); after.ResourceVersion != before.ResourceVersion || runningImage(after) != testImage {
-		t.Fatalf("the upgrade rewrote the Deployment (resourceVersion %s -> %s, image %q)", before.ResourceVersion, after.ResourceVersion, runningImage(after))
+	if after := deployment(); after.ResourceVersion != before.ResourceVersion || specs.RunningImage(after) != specstest.Image {
+		t.Fatalf("the upgrade rewrote the Deployment (resourceVersion %s -> %s, image %q)", before.ResourceVersion, after.ResourceVersion, specs.RunningImage(after))
 	}
 
 	update(func(cur *stsv1alpha1.SimpleTableServer) { cur.Spec.Image = "registry.example/sts:pinned" })
@@ -83,15 +85,15 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 	}
 	pinned := deployment()
 	time.Sleep(2 * time.Second) // two refresh intervals
-	if after := deployment(); after.Generation != pinned.Generation || runningImage(after) != "registry.example/sts:pinned" {
-		t.Fatalf("clearing spec.image moved the server to %q (generation %d -> %d)", runningImage(after), pinned.Generation, after.Generation)
+	if after := deployment(); after.Generation != pinned.Generation || specs.RunningImage(after) != "registry.example/sts:pinned" {
+		t.Fatalf("clearing spec.image moved the server to %q (generation %d -> %d)", specs.RunningImage(after), pinned.Generation, after.Generation)
 	}
 
 	// Asking for a restart moves it to the operator's default.
 	update(func(cur *stsv1alpha1.SimpleTableServer) {
 		cur.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
 	})
-	waitForImage(testImage)
+	waitForImage(specstest.Image)
 	if got := deployment().Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt]; got != "2026-11-29T10:00:00Z" {
 		t.Errorf("pod template restartedAt = %q", got)
 	}

@@ -10,6 +10,7 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 )
 
 // TestKstatusReadsTheStatusAsFluxDoes runs kstatus (what Flux's health checks, kpt and
@@ -22,7 +23,7 @@ func TestKstatusReadsTheStatusAsFluxDoes(t *testing.T) {
 	s.create(t, configMap(ns, "users", map[string]string{"lines": "u1\nu2\n"}))
 	ts := startTableServer(t, "", map[string][]string{"users": {"u1", "u2"}})
 	s.endpoints.set(t, ns+"/tables", ts.url)
-	sts := newSTS("tables", inNamespace(ns), withConfigMapDataset("users", "users", "lines"))
+	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithConfigMapDataset("users", "users", "lines"))
 	sts.UID = ""
 	s.create(t, sts)
 

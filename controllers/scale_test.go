@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 )
 
 // BenchmarkScale creates 200 SimpleTableServers at once, all served by one real table server,
@@ -74,7 +75,7 @@ func (s *envtestSuite) createReady(b *testing.B, count int, interval time.Durati
 	errs := make(chan error, count)
 	for i := range count {
 		wg.Go(func() {
-			sts := newSTS(fmt.Sprintf("tables-%03d", i), inNamespace(ns), withRefresh(interval), withConfigMapDataset("users", "users", "lines"))
+			sts := specstest.New(fmt.Sprintf("tables-%03d", i), specstest.InNamespace(ns), specstest.WithRefresh(interval), specstest.WithConfigMapDataset("users", "users", "lines"))
 			sts.UID = ""
 			if err := s.k8s.Create(context.Background(), sts); err != nil {
 				errs <- err

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
@@ -61,7 +62,7 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 	}
 	if backendUnavailable(obs.err) {
 		obs.backendErr = obs.err
-	} else if shared(sts) && (obs.err != nil || d.Status.AvailableReplicas < replicas(sts)) {
+	} else if specs.Shared(sts) && (obs.err != nil || d.Status.AvailableReplicas < specs.Replicas(sts)) {
 		obs.backendErr = r.backendProblem(ctx, sts, ts)
 	}
 	if obs.backendErr != nil {
@@ -97,7 +98,7 @@ const maxPodsAsked = 3
 // backend is unavailable; nil when none says so.
 func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, ts tableServer) error {
 	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabels(selectorLabels(sts))); err != nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabels(specs.SelectorLabels(sts))); err != nil {
 		log.FromContext(ctx).Error(err, "Could not list the table-server pods to ask them about their backend")
 		return nil
 	}
@@ -182,7 +183,7 @@ func (r *SimpleTableServerReconciler) recordLoaded(ctx context.Context, d, live 
 		at = prev // the Deployment controller has not seen the previous record yet
 	}
 	recorded := live.DeepCopy()
-	recorded.Annotations = merged(live.Annotations, map[string]string{
+	recorded.Annotations = specs.Merged(live.Annotations, map[string]string{
 		loadedDatasetsAnnotation:       record,
 		reloadedAtGenerationAnnotation: strconv.FormatInt(at, 10),
 	})

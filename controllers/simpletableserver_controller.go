@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 )
 
 // DefaultRefreshInterval is how often the server's STATUS is read when the resource does not
@@ -164,7 +165,7 @@ func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts co
 // operator manages, instead of every such object in the cluster. Pass it as
 // cache.Options.ByObject.
 func CacheByObject() map[client.Object]cache.ByObject {
-	managed := labels.SelectorFromSet(labels.Set{managedByLabel: managedByValue})
+	managed := labels.SelectorFromSet(labels.Set{specs.ManagedByLabel: specs.ManagedByValue})
 	return map[client.Object]cache.ByObject{
 		&appsv1.Deployment{}:            {Label: managed},
 		&corev1.Service{}:               {Label: managed},

@@ -14,7 +14,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
+)
+
+// Annotations on the Deployment through which the operator remembers what its server loaded.
+const (
+	// loadedDatasetsAnnotation, on the Deployment, holds the content hash of every ConfigMap
+	// and Secret dataset as the running server loaded it (JSON object: dataset name -> hash).
+	loadedDatasetsAnnotation = "sts.tableserver.dev/loaded-datasets"
+	// reloadedAtGenerationAnnotation, on the Deployment, holds its generation just before the
+	// operator recorded a reload in loadedDatasetsAnnotation (the first of the records the
+	// Deployment controller had not seen yet). An annotation change bumps a Deployment's
+	// generation without changing its pod; this says which bumps they were. A new spec removes it.
+	reloadedAtGenerationAnnotation = "sts.tableserver.dev/reloaded-at-generation"
 )
 
 // Field indexes on SimpleTableServers: the names of the ConfigMaps and Secrets they read, so
@@ -64,9 +77,9 @@ func secretKeys(sts *stsv1alpha1.SimpleTableServer) []secretRef {
 	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
 		refs = append(refs, secretRef{*tok, "authTokenSecret"})
 	}
-	if r := sts.Spec.Backend.Redis; shared(sts) && r != nil {
+	if r := sts.Spec.Backend.Redis; specs.Shared(sts) && r != nil {
 		if c := r.CredentialsSecret; c != nil {
-			refs = append(refs, secretRef{stsv1alpha1.KeySelector{Name: c.Name, Key: passwordKey(c)}, "backend.redis.credentialsSecret"})
+			refs = append(refs, secretRef{stsv1alpha1.KeySelector{Name: c.Name, Key: specs.PasswordKey(c)}, "backend.redis.credentialsSecret"})
 			if c.UsernameKey != "" {
 				refs = append(refs, secretRef{stsv1alpha1.KeySelector{Name: c.Name, Key: c.UsernameKey}, "backend.redis.credentialsSecret"})
 			}
@@ -116,7 +129,7 @@ func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *s
 			return nil, err
 		default:
 			src.content[ds.Name] = data
-			src.hashes[ds.Name] = hashBytes(data)
+			src.hashes[ds.Name] = specs.Hash(data)
 		}
 	}
 	// A pod whose Secret or key is missing would never start: report it before.
@@ -190,8 +203,8 @@ func (src *sources) loadedBy(d *appsv1.Deployment, s *protocol.Answer) map[strin
 	loaded := loadedHashes(d)
 	if s != nil {
 		for _, l := range s.Lists {
-			if _, dataset := src.hashes[l.Name]; dataset && len(l.LoadedSHA256) >= hashLength {
-				loaded[l.Name] = l.LoadedSHA256[:hashLength]
+			if _, dataset := src.hashes[l.Name]; dataset && len(l.LoadedSHA256) >= specs.HashLength {
+				loaded[l.Name] = l.LoadedSHA256[:specs.HashLength]
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
@@ -100,10 +101,10 @@ func setConditions(status *stsv1alpha1.SimpleTableServerStatus, generation int64
 func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now metav1.Time) stsv1alpha1.SimpleTableServerStatus {
 	status := *sts.Status.DeepCopy()
 	status.ObservedGeneration = sts.Generation
-	status.Endpoint = Endpoint(sts)
-	status.Selector = labels.SelectorFromSet(selectorLabels(sts)).String()
+	status.Endpoint = specs.Endpoint(sts)
+	status.Selector = labels.SelectorFromSet(specs.SelectorLabels(sts)).String()
 	if d := obs.deployment; d != nil {
-		status.Image = runningImage(d)
+		status.Image = specs.RunningImage(d)
 		status.Replicas = d.Status.Replicas
 		status.AvailableReplicas = d.Status.AvailableReplicas
 	}
@@ -288,10 +289,10 @@ func rolloutStuck(d *appsv1.Deployment) (string, bool) {
 func readyCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
 	const typ = stsv1alpha1.ConditionReady
 	d := obs.deployment
-	current := rolledOut(d) || d != nil && shared(sts) // Redis: any available pod serves the lists, old or new
+	current := rolledOut(d) || d != nil && specs.Shared(sts) // Redis: any available pod serves the lists, old or new
 	if current && available(d) && obs.server.status != nil && len(unloadedDatasets(sts, obs.server.status)) == 0 {
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonServing,
-			"The table server answers at "+Endpoint(sts)+" with every dataset loaded")
+			"The table server answers at "+specs.Endpoint(sts)+" with every dataset loaded")
 	}
 	return condition(typ, metav1.ConditionFalse, p.reason, p.message)
 }
@@ -352,7 +353,7 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []
 		if src := ds.PersistentVolumeClaim; src != nil && src.Match != "" {
 			for _, f := range s.LoadFailures {
 				switch {
-				case f.List == "" && f.Source == datasetPath(ds)+"="+src.Match:
+				case f.List == "" && f.Source == specs.DatasetPath(ds)+"="+src.Match:
 					unloaded = append(unloaded, fmt.Sprintf("%q: %s", ds.Name, f.Error))
 				case !have[f.List] && loadedFromDirectory(ds, f):
 					unloaded = append(unloaded, fmt.Sprintf("%q file %s: %s", ds.Name, f.List, f.Error))
@@ -364,7 +365,7 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []
 			continue
 		}
 		why := "no list (a server too old to say why; see its log)"
-		if shared(sts) {
+		if specs.Shared(sts) {
 			why = "not in Redis: it was loaded, then lost (a Redis without persistence restarted, an eviction, a FLUSHALL); " +
 				"restart the table servers (annotation " + stsv1alpha1.AnnotationRestartedAt + ") to load it again, which serves its consumed lines again"
 		}
@@ -382,7 +383,7 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []
 // match pattern: a file of its directory whose name the pattern matches, loaded under that name.
 func loadedFromDirectory(ds stsv1alpha1.Dataset, f protocol.LoadFailure) bool {
 	source := f.Source
-	if f.List == "" || f.List != path.Base(source) || path.Dir(source) != datasetPath(ds) {
+	if f.List == "" || f.List != path.Base(source) || path.Dir(source) != specs.DatasetPath(ds) {
 		return false
 	}
 	re, err := javaregex.Compile(ds.PersistentVolumeClaim.Match, patternCheckTimeout)

@@ -25,6 +25,8 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 	stsserver "github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
@@ -68,7 +70,7 @@ func deployed(state rollout, loaded map[string]string) observed {
 		d := &appsv1.Deployment{}
 		d.Generation = 2
 		d.Annotations = map[string]string{loadedDatasetsAnnotation: encodeHashes(loaded)}
-		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: containerName, Image: "sts:1"}}
+		d.Spec.Template.Spec.Containers = []corev1.Container{{Name: specs.ContainerName, Image: "sts:1"}}
 		switch state {
 		case notObserved:
 			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 1, UpdatedReplicas: 1, AvailableReplicas: 1}
@@ -135,7 +137,7 @@ func TestComputeStatusConditions(t *testing.T) {
 	// what kstatus (Flux, kpt, cli-utils) computes from the whole status.
 	tests := map[string]struct {
 		policy      stsv1alpha1.DatasetUpdatePolicy
-		opts        []stsOption
+		opts        []specstest.Option
 		obs         observation
 		want        [5]string
 		wantKstatus kstatus.Status
@@ -196,7 +198,7 @@ func TestComputeStatusConditions(t *testing.T) {
 			wantKstatus: kstatus.CurrentStatus,
 		},
 		"a source changed, and the server says it loaded the new content (a restart): in sync": {
-			obs: observe(sourceHash("users", newHash[:hashLength]), deployed(rolledOutNow, loadedUsers),
+			obs: observe(sourceHash("users", newHash[:specs.HashLength]), deployed(rolledOutNow, loadedUsers),
 				answered(protocol.List{Name: "users", Length: 5, LoadedSHA256: newHash})),
 			want:        [5]string{"True/Serving", "False/Reconciled", "False/Reconciled", "True/Loaded", "True/InSync"},
 			wantKstatus: kstatus.CurrentStatus,
@@ -239,13 +241,13 @@ func TestComputeStatusConditions(t *testing.T) {
 			wantKstatus: kstatus.InProgressStatus,
 		},
 		"Redis: rolling out, the old pods serve": {
-			opts:        []stsOption{withRedis(redisAt("r:6379"), 3)},
+			opts:        []specstest.Option{specstest.WithRedis(specstest.RedisAt("r:6379"), 3)},
 			obs:         observe(sourceHash("users", "h1"), deployed(rollingThree, loadedUsers), answered(users)),
 			want:        [5]string{"True/Serving", "True/RollingOut", "False/RollingOut", "True/Loaded", "True/InSync"},
 			wantKstatus: kstatus.InProgressStatus,
 		},
 		"Redis: a new spec the Deployment controller has not seen yet, the pods serve": {
-			opts:        []stsOption{withRedis(redisAt("r:6379"), 3)},
+			opts:        []specstest.Option{specstest.WithRedis(specstest.RedisAt("r:6379"), 3)},
 			obs:         observe(sourceHash("users", "h1"), deployed(notObserved, loadedUsers), answered(users)),
 			want:        [5]string{"True/Serving", "True/RollingOut", "False/RollingOut", "True/Loaded", "True/InSync"},
 			wantKstatus: kstatus.InProgressStatus,
@@ -273,7 +275,7 @@ func TestComputeStatusConditions(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sts := newSTS("a", append([]stsOption{withConfigMapDataset("users", "logins", "users"), withClaimDataset("csvs", "d", "dir", ".*"), withPolicy(tc.policy)}, tc.opts...)...)
+			sts := specstest.New("a", append([]specstest.Option{specstest.WithConfigMapDataset("users", "logins", "users"), specstest.WithClaimDataset("csvs", "d", "dir", ".*"), specstest.WithPolicy(tc.policy)}, tc.opts...)...)
 			sts.Generation = 3
 			sts.Status = computeStatus(sts, tc.obs, metav1.Now())
 			for i, typ := range conditionTypesInOrder {
@@ -320,14 +322,14 @@ func computeKstatus(t testing.TB, sts *stsv1alpha1.SimpleTableServer) *kstatus.R
 // whole status write.
 func TestStatusListsStayWithinTheSchema(t *testing.T) {
 	long := protocol.List{Name: strings.Repeat("x", maxStatusNameBytes+1), Length: 2}
-	st := computeStatus(newSTS("a"), observe(deployed(rolledOutNow, nil), answered(protocol.List{Name: "users", Length: 5}, long)), metav1.Now())
+	st := computeStatus(specstest.New("a"), observe(deployed(rolledOutNow, nil), answered(protocol.List{Name: "users", Length: 5}, long)), metav1.Now())
 	if len(st.Lists) != 1 || st.Lists[0].Name != "users" || st.ListCount != 2 || st.TotalLines != 7 {
 		t.Errorf("lists %+v, count %d, total %d: want users listed, both counted", st.Lists, st.ListCount, st.TotalLines)
 	}
 }
 
 func TestComputeStatusDropsConditionsItNoLongerWrites(t *testing.T) {
-	sts := newSTS("a")
+	sts := specstest.New("a")
 	sts.Status.Conditions = []metav1.Condition{
 		{Type: "Degraded", Status: metav1.ConditionTrue, Reason: "Unreachable"},
 		{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "Deployed"},
@@ -367,7 +369,7 @@ func TestLoadedAfterRestart(t *testing.T) {
 }
 
 func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
-	sts := newSTS("a", withConfigMapDataset("users", "logins", "users"))
+	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
 	obs := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
 		answered(protocol.List{Name: "users", Length: 5}))
 	t0 := metav1.NewTime(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
@@ -403,7 +405,7 @@ func TestStatusListsAreBounded(t *testing.T) {
 	for i := range maxStatusLists + 10 {
 		lists = append(lists, protocol.List{Name: string(rune('a' + i%26)), Length: 1})
 	}
-	st := computeStatus(newSTS("a"), observe(deployed(rolledOutNow, nil), answered(lists...)), metav1.Now())
+	st := computeStatus(specstest.New("a"), observe(deployed(rolledOutNow, nil), answered(lists...)), metav1.Now())
 	if len(st.Lists) != maxStatusLists || st.ListCount != int32(maxStatusLists+10) || st.TotalLines != int64(maxStatusLists+10) {
 		t.Errorf("%d lists in status, listCount %d, total %d", len(st.Lists), st.ListCount, st.TotalLines)
 	}
@@ -411,14 +413,14 @@ func TestStatusListsAreBounded(t *testing.T) {
 
 func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 	orders := stsv1alpha1.Dataset{Name: "orders", PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: `.*\.csv`}}
-	ordersDir := datasetPath(orders)
-	sts := newSTS("a", withConfigMapDataset("users", "users", "lines"), withConfigMapDataset("emails", "emails", "lines"),
-		withDataset(orders), withClaimDataset("old", "data", "old.csv", ""), withClaimDataset("single", "data", "orders/single.csv", ""))
+	ordersDir := specs.DatasetPath(orders)
+	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "users", "lines"), specstest.WithConfigMapDataset("emails", "emails", "lines"),
+		specstest.WithDataset(orders), specstest.WithClaimDataset("old", "data", "old.csv", ""), specstest.WithClaimDataset("single", "data", "orders/single.csv", ""))
 	server := &protocol.Answer{
 		OK:    true,
 		Lists: []protocol.List{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
 		LoadFailures: []protocol.LoadFailure{
-			{List: "users", Source: datasetPath(sts.Spec.Datasets[0]), Error: "file not found !"},
+			{List: "users", Source: specs.DatasetPath(sts.Spec.Datasets[0]), Error: "file not found !"},
 			{List: "big.csv", Source: ordersDir + "/big.csv", Error: "Limit exceeded: max-total-bytes=10 !"},
 			{List: "", Source: ordersDir + "/sub=.*", Error: "not this dataset's directory"},
 			{List: "notes.txt", Source: ordersDir + "/notes.txt", Error: "a file the pattern does not match"},
@@ -446,7 +448,7 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 	for i := range 2 * maxNotLoadedShown {
 		many = append(many, protocol.LoadFailure{List: fmt.Sprintf("f%d.csv", i), Source: fmt.Sprintf("%s/f%d.csv", ordersDir, i), Error: "bad"})
 	}
-	msg := notLoadedMessage(unloadedDatasets(newSTS("b", withDataset(orders)), &protocol.Answer{OK: true, LoadFailures: many}))
+	msg := notLoadedMessage(unloadedDatasets(specstest.New("b", specstest.WithDataset(orders)), &protocol.Answer{OK: true, LoadFailures: many}))
 	if !strings.HasSuffix(msg, fmt.Sprintf("f%d.csv: bad; and %d more", maxNotLoadedShown-1, maxNotLoadedShown)) {
 		t.Errorf("a long list of failures is not cut: %s", msg)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -69,7 +70,7 @@ func TestADeploymentScaledByHandIsPutBack(t *testing.T) {
 		if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 			return fmt.Errorf("replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
 		}
-		if want := Service(sts).Spec.Selector; !maps.Equal(svc.Spec.Selector, want) {
+		if want := specs.Service(sts).Spec.Selector; !maps.Equal(svc.Spec.Selector, want) {
 			return fmt.Errorf("Service selector %v, want %v", svc.Spec.Selector, want)
 		}
 		return nil

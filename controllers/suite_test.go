@@ -30,6 +30,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -112,7 +113,7 @@ func startSuite() (*envtestSuite, func(), error) {
 	s.reconciler = &SimpleTableServerReconciler{
 		Client:       &countingClient{Client: mgr.GetClient(), counter: s.writes},
 		Recorder:     mgr.GetEventRecorder("sts-operator"),
-		DefaultImage: testImage,
+		DefaultImage: specstest.Image,
 		Endpoints:    s.endpoints,
 		HTTPClient:   NewHTTPClient(2 * time.Second),
 		APIReader:    &countingReader{Reader: mgr.GetAPIReader()},

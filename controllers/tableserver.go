@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
@@ -36,12 +37,14 @@ type EndpointResolver interface {
 // at its IP, which works when the operator runs in the cluster.
 type ServiceEndpoints struct{}
 
-// BaseURL returns Endpoint(sts).
-func (ServiceEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string { return Endpoint(sts) }
+// BaseURL returns specs.Endpoint(sts).
+func (ServiceEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string {
+	return specs.Endpoint(sts)
+}
 
 // PodURL returns http://<pod IP>:9191.
 func (ServiceEndpoints) PodURL(pod *corev1.Pod) string {
-	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(serverPort))
+	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(specs.ServerPort))
 }
 
 // NewHTTPClient returns a client for table servers: every call ends within timeout, and a

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 	"github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
@@ -119,15 +120,15 @@ func (ts *testTableServer) call(t testing.TB, pathAndQuery string) string {
 // same name, nor after the resource is gone.
 func TestAcceptedTokensStayWithTheirResourceAndSecret(t *testing.T) {
 	tokens := newAcceptedTokens()
-	sts := newSTS("a", withAuthToken("token", "key"))
+	sts := specstest.New("a", specstest.WithAuthToken("token", "key"))
 	sts.UID = "first"
 	tokens.accepted(sts, "old", true, time.Now())
 	if got, ok := tokens.previous(sts); !ok || got != "old" {
 		t.Fatalf("previous = %q, %v; want old", got, ok)
 	}
-	otherSecret := newSTS("a", withAuthToken("other", "key"))
+	otherSecret := specstest.New("a", specstest.WithAuthToken("other", "key"))
 	otherSecret.UID = "first"
-	recreated := newSTS("a", withAuthToken("token", "key"))
+	recreated := specstest.New("a", specstest.WithAuthToken("token", "key"))
 	recreated.UID = "second"
 	for name, s := range map[string]*stsv1alpha1.SimpleTableServer{"another Secret": otherSecret, "a recreated resource": recreated} {
 		if got, ok := tokens.previous(s); ok {
@@ -144,7 +145,7 @@ func TestAcceptedTokensStayWithTheirResourceAndSecret(t *testing.T) {
 // reported once, and again only after it took the Secret's token and fell back once more.
 func TestServerKeepingThePreviousTokenIsReportedOnce(t *testing.T) {
 	tokens := newAcceptedTokens()
-	sts := newSTS("a", withAuthToken("token", "key"))
+	sts := specstest.New("a", specstest.WithAuthToken("token", "key"))
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	tokens.accepted(sts, "old", true, t0)
 	for _, step := range []struct {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 )
@@ -32,7 +33,7 @@ func specProblems(sts *stsv1alpha1.SimpleTableServer) []string {
 			problems = append(problems, fmt.Sprintf("%s: %v", c.field, err))
 		}
 	}
-	if shared(sts) && !namesRedis(sts) {
+	if specs.Shared(sts) && !namesRedis(sts) {
 		problems = append(problems, "spec.backend.redis names no address or sentinel, and the operator has no default Redis: "+
 			"set spec.backend.redis.address (or sentinel), or install the operator with the chart value tableServer.defaultRedis")
 	}

@@ -1,20 +1,13 @@
-package controllers
+package specs
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -22,55 +15,13 @@ import (
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 )
 
-// The table server's port and its name, fixed by the protocol. The server also answers
-// /metrics on it.
-const (
-	serverPort     = 9191
-	serverPortName = "http"
-	// containerName names the table server's container.
-	containerName = "sts"
-	// terminationGracePeriod gives a stopping server time to finish the commands in flight and
-	// flush its journal (the server stops on SIGTERM within its own --shutdown-timeout, 10s).
-	terminationGracePeriod = 30
-)
-
-// Annotations the operator keeps on the objects it owns.
-const (
-	// specHashAnnotation holds a hash of the spec the operator last wrote, so that an object
-	// is updated only when the desired spec changes.
-	specHashAnnotation = "sts.tableserver.dev/spec-hash"
-	// loadedDatasetsAnnotation, on the Deployment, holds the content hash of every ConfigMap
-	// and Secret dataset as the running server loaded it (JSON object: dataset name -> hash).
-	loadedDatasetsAnnotation = "sts.tableserver.dev/loaded-datasets"
-	// reloadedAtGenerationAnnotation, on the Deployment, holds its generation just before the
-	// operator recorded a reload in loadedDatasetsAnnotation (the first of the records the
-	// Deployment controller had not seen yet). An annotation change bumps a Deployment's
-	// generation without changing its pod; this says which bumps they were. A new spec removes it.
-	reloadedAtGenerationAnnotation = "sts.tableserver.dev/reloaded-at-generation"
-	// legacyAuthTokenHashAnnotation was on the pod templates of releases whose servers read
-	// their token only at startup, and so were restarted for a new one.
-	legacyAuthTokenHashAnnotation = "sts.tableserver.dev/auth-token-hash"
-	// managedAnnotationsAnnotation holds the keys of the annotations the operator set on an
-	// object from the resource's spec (comma-separated), so that a key removed from the spec
-	// is removed from the object while annotations that others set stay.
-	managedAnnotationsAnnotation = "sts.tableserver.dev/managed-annotations"
-)
-
 // scrapeAnnotations tell a Prometheus that discovers pods by annotation where the table
 // server's metrics are. spec.podAnnotations can override them (prometheus.io/scrape: "false").
 var scrapeAnnotations = map[string]string{
 	"prometheus.io/scrape": "true",
-	"prometheus.io/port":   strconv.Itoa(serverPort),
+	"prometheus.io/port":   strconv.Itoa(ServerPort),
 	"prometheus.io/path":   "/metrics",
 }
-
-// Labels on every object the operator owns. managedByLabel also limits what the manager caches.
-const (
-	nameLabel      = "app.kubernetes.io/name"
-	instanceLabel  = "app.kubernetes.io/instance"
-	managedByLabel = "app.kubernetes.io/managed-by"
-	managedByValue = "sts-operator"
-)
 
 // Paths inside the table server container.
 const (
@@ -94,52 +45,26 @@ const (
 	nonRootID = 65532
 )
 
-// Endpoint is the URL at which clients in the cluster reach a resource's table server.
-func Endpoint(sts *stsv1alpha1.SimpleTableServer) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d", sts.Name, sts.Namespace, serverPort)
-}
-
-// claimName is the name of the claim the operator creates for spec.storage.size.
-func claimName(sts *stsv1alpha1.SimpleTableServer) string { return sts.Name + "-data" }
-
-func selectorLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
-	return map[string]string{nameLabel: "simpletableserver", instanceLabel: sts.Name}
-}
-
-func objectLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
-	l := selectorLabels(sts)
-	l[managedByLabel] = managedByValue
-	return l
-}
-
-func objectMeta(sts *stsv1alpha1.SimpleTableServer, name string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{
-		Name:            name,
-		Namespace:       sts.Namespace,
-		Labels:          objectLabels(sts),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, stsv1alpha1.GroupVersion.WithKind("SimpleTableServer"))},
-	}
-}
-
 // Deployment returns the table servers' Deployment: hardened pods that mount every source
 // read-only and load each dataset at startup. With the memory backend, one replica replaced
 // with Recreate, so that two pods never hold a resource's lists at once; with Redis,
 // spec.replicas pods sharing the lists, spread over nodes and zones, rolled one at a time
 // without ever leaving none ready. image runs the server (see ServerImage). Secrets (the auth
 // token, the Redis credentials) are mounted, not written into the pod: the server reads a
-// rotated token in place. sts carries the operator's defaults (see withDefaults).
+// rotated token in place. sts carries the operator's defaults (its default Redis where the
+// resource names none).
 func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deployment {
 	volumes, mounts, loadArgs := datasetVolumes(sts)
-	podLabels := merged(sts.Spec.PodLabels, objectLabels(sts))
-	podAnnotations := merged(scrapeAnnotations, sts.Spec.PodAnnotations)
+	podLabels := Merged(sts.Spec.PodLabels, objectLabels(sts))
+	podAnnotations := Merged(scrapeAnnotations, sts.Spec.PodAnnotations)
 	if at, ok := sts.Annotations[stsv1alpha1.AnnotationRestartedAt]; ok {
 		podAnnotations[stsv1alpha1.AnnotationRestartedAt] = at
 	}
 	d := &appsv1.Deployment{
 		ObjectMeta: objectMeta(sts, sts.Name),
 		Spec: appsv1.DeploymentSpec{
-			Replicas:             ptr.To(replicas(sts)),
-			Selector:             &metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
+			Replicas:             ptr.To(Replicas(sts)),
+			Selector:             &metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
 			Strategy:             strategy(sts),
 			RevisionHistoryLimit: ptr.To[int32](3),
 			Template: corev1.PodTemplateSpec{
@@ -157,12 +82,12 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
-						Name:            containerName,
+						Name:            ContainerName,
 						Image:           image,
 						ImagePullPolicy: sts.Spec.ImagePullPolicy,
 						Command:         []string{serverBinary},
 						Args:            append(serverArgs(sts), loadArgs...),
-						Ports:           []corev1.ContainerPort{{Name: serverPortName, ContainerPort: serverPort, Protocol: corev1.ProtocolTCP}},
+						Ports:           []corev1.ContainerPort{{Name: serverPortName, ContainerPort: ServerPort, Protocol: corev1.ProtocolTCP}},
 						Lifecycle:       lifecycle(sts),
 						ReadinessProbe:  httpProbe("/readyz", 5),
 						LivenessProbe:   httpProbe("/healthz", 10),
@@ -191,26 +116,11 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 	return d
 }
 
-// shared says whether sts's table servers keep their lists in Redis, which every replica
-// shares and which outlives the pods.
-func shared(sts *stsv1alpha1.SimpleTableServer) bool {
-	return sts.Spec.Backend.Type == stsv1alpha1.BackendRedis
-}
-
-// replicas is the number of table-server pods: spec.replicas with a shared backend, one
-// otherwise (the API server refuses more).
-func replicas(sts *stsv1alpha1.SimpleTableServer) int32 {
-	if !shared(sts) || sts.Spec.Replicas < 1 {
-		return 1
-	}
-	return sts.Spec.Replicas
-}
-
 // strategy replaces a memory server's pod only once the old one is gone (Recreate: two servers
 // would each hold their own lists), and Redis-backed pods one at a time, a new one ready before
 // an old one stops, so that the Service always has a ready pod.
 func strategy(sts *stsv1alpha1.SimpleTableServer) appsv1.DeploymentStrategy {
-	if !shared(sts) {
+	if !Shared(sts) {
 		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
 	return appsv1.DeploymentStrategy{
@@ -226,7 +136,7 @@ func strategy(sts *stsv1alpha1.SimpleTableServer) appsv1.DeploymentStrategy {
 // over nodes and zones that the scheduler follows where it can: a single-node cluster still
 // runs them all. pod-template-hash keeps a rollout's new pods from counting the old ones.
 func topologySpread(sts *stsv1alpha1.SimpleTableServer) []corev1.TopologySpreadConstraint {
-	if len(sts.Spec.TopologySpreadConstraints) > 0 || replicas(sts) == 1 {
+	if len(sts.Spec.TopologySpreadConstraints) > 0 || Replicas(sts) == 1 {
 		return sts.Spec.TopologySpreadConstraints
 	}
 	var spread []corev1.TopologySpreadConstraint
@@ -235,7 +145,7 @@ func topologySpread(sts *stsv1alpha1.SimpleTableServer) []corev1.TopologySpreadC
 			MaxSkew:           1,
 			TopologyKey:       key,
 			WhenUnsatisfiable: corev1.ScheduleAnyway,
-			LabelSelector:     &metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
 			MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
 		})
 	}
@@ -250,62 +160,10 @@ const preStopSleep = 5
 // lifecycle delays the stop of a pod that others share the load with (preStopSleep); a memory
 // server's one pod stops at once, its replacement waiting for it.
 func lifecycle(sts *stsv1alpha1.SimpleTableServer) *corev1.Lifecycle {
-	if !shared(sts) {
+	if !Shared(sts) {
 		return nil
 	}
 	return &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: preStopSleep}}}
-}
-
-// PodDisruptionBudget returns the budget that lets a node drain evict at most one of several
-// table-server pods at a time, or nil when there is one pod (a budget would then only block
-// drains, or allow what it allows anyway).
-func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer) *policyv1.PodDisruptionBudget {
-	if replicas(sts) == 1 {
-		return nil
-	}
-	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: objectMeta(sts, sts.Name),
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
-		},
-	}
-	setSpecHash(&pdb.ObjectMeta, pdb.Spec)
-	return pdb
-}
-
-// NetworkPolicy returns the policy that lets only spec.networkPolicy.from, and the operator's
-// namespace (operatorNamespace, "" for none), reach the table servers' port, or nil when the
-// resource asks for none.
-func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, operatorNamespace string) *networkingv1.NetworkPolicy {
-	np := sts.Spec.NetworkPolicy
-	if np == nil {
-		return nil
-	}
-	from := slices.Clone(np.From)
-	if operatorNamespace != "" {
-		from = append(from, networkingv1.NetworkPolicyPeer{NamespaceSelector: &metav1.LabelSelector{
-			MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace},
-		}})
-	}
-	port := intstr.FromString(serverPortName)
-	policy := &networkingv1.NetworkPolicy{
-		ObjectMeta: objectMeta(sts, sts.Name),
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: selectorLabels(sts)},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			// No rule lets nothing in: an empty from would let everything in.
-			Ingress: []networkingv1.NetworkPolicyIngressRule{},
-		},
-	}
-	if len(from) > 0 {
-		policy.Spec.Ingress = []networkingv1.NetworkPolicyIngressRule{{
-			From:  from,
-			Ports: []networkingv1.NetworkPolicyPort{{Protocol: ptr.To(corev1.ProtocolTCP), Port: &port}},
-		}}
-	}
-	setSpecHash(&policy.ObjectMeta, policy.Spec)
-	return policy
 }
 
 // ServerImage decides the image of sts's table server, given the Deployment that runs it now
@@ -327,7 +185,7 @@ func ServerImage(sts *stsv1alpha1.SimpleTableServer, defaultImage string, runnin
 			return defaultImage
 		}
 	}
-	if image := runningImage(running); image != "" {
+	if image := RunningImage(running); image != "" {
 		return image
 	}
 	return defaultImage
@@ -340,19 +198,19 @@ func restartRequested(sts *stsv1alpha1.SimpleTableServer, running *appsv1.Deploy
 	return sts.Annotations[key] != running.Spec.Template.Annotations[key]
 }
 
-// serverContainer is d's table-server container, nil when it has none.
-func serverContainer(d *appsv1.Deployment) *corev1.Container {
+// ServerContainer is d's table-server container, nil when it has none.
+func ServerContainer(d *appsv1.Deployment) *corev1.Container {
 	for i, c := range d.Spec.Template.Spec.Containers {
-		if c.Name == containerName {
+		if c.Name == ContainerName {
 			return &d.Spec.Template.Spec.Containers[i]
 		}
 	}
 	return nil
 }
 
-// runningImage is the image of the Deployment's table server container ("" when it has none).
-func runningImage(d *appsv1.Deployment) string {
-	if c := serverContainer(d); c != nil {
+// RunningImage is the image of the Deployment's table server container ("" when it has none).
+func RunningImage(d *appsv1.Deployment) string {
+	if c := ServerContainer(d); c != nil {
 		return c.Image
 	}
 	return ""
@@ -361,7 +219,7 @@ func runningImage(d *appsv1.Deployment) string {
 // durable says whether the server journals its lists (spec.server.durability): by default
 // when its storage is a claim, which outlives the pod. The Redis backend has no journal.
 func durable(sts *stsv1alpha1.SimpleTableServer) bool {
-	if shared(sts) {
+	if Shared(sts) {
 		return false
 	}
 	switch sts.Spec.Server.Durability {
@@ -380,7 +238,7 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	opts := sts.Spec.Server
 	args := []string{
 		"--bind=0.0.0.0",
-		"--port=" + strconv.Itoa(serverPort),
+		"--port=" + strconv.Itoa(ServerPort),
 		"--dataset-dir=" + dataDir,
 		"--add-timestamp=" + strconv.FormatBool(ptr.Deref(opts.AddTimestamp, true)),
 		"--allow-stop=" + strconv.FormatBool(ptr.Deref(opts.AllowStop, false)),
@@ -401,17 +259,18 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	if durable(sts) {
 		args = append(args, durabilityArgs(opts)...)
 	}
-	if shared(sts) {
+	if Shared(sts) {
 		args = append(args, redisArgs(sts)...)
 	}
 	return append(args, limitArgs(opts.Limits)...)
 }
 
-// listsOutlivePods says whether a new pod finds the lists its predecessor left, and so keeps
+// ListsOutlivePods says whether a new pod finds the lists its predecessor left, and so keeps
 // them instead of loading its datasets again: from a journal, or from Redis.
-func listsOutlivePods(sts *stsv1alpha1.SimpleTableServer) bool { return durable(sts) || shared(sts) }
+func ListsOutlivePods(sts *stsv1alpha1.SimpleTableServer) bool { return durable(sts) || Shared(sts) }
 
-// redisArgs point the server at spec.backend.redis, which withDefaults completed.
+// redisArgs point the server at spec.backend.redis (the operator's default Redis where the
+// resource names none).
 func redisArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	r := sts.Spec.Backend.Redis
 	if r == nil {
@@ -461,8 +320,8 @@ func redisKeyPrefix(sts *stsv1alpha1.SimpleTableServer) string {
 	return "sts:" + sts.Namespace + "/" + sts.Name + ":"
 }
 
-// passwordKey is the credentials Secret's key holding the password.
-func passwordKey(c *stsv1alpha1.RedisCredentials) string {
+// PasswordKey is the credentials Secret's key holding the password.
+func PasswordKey(c *stsv1alpha1.RedisCredentials) string {
 	if c.PasswordKey != "" {
 		return c.PasswordKey
 	}
@@ -534,9 +393,9 @@ func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []core
 			mounts = append(mounts, corev1.VolumeMount{Name: name, MountPath: path.Join(claimMountRoot, name), ReadOnly: true})
 		}
 		if src := ds.PersistentVolumeClaim; src != nil && src.Match != "" {
-			args = append(args, "--load-dir="+datasetPath(ds)+"="+src.Match)
+			args = append(args, "--load-dir="+DatasetPath(ds)+"="+src.Match)
 		} else {
-			args = append(args, "--load="+ds.Name+"="+datasetPath(ds))
+			args = append(args, "--load="+ds.Name+"="+DatasetPath(ds))
 		}
 	}
 	secret := func(volume, dir, name string, items ...corev1.KeyToPath) {
@@ -548,9 +407,9 @@ func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []core
 	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
 		secret("auth-token", authTokenDir, tok.Name, corev1.KeyToPath{Key: tok.Key, Path: authTokenFile})
 	}
-	if r := sts.Spec.Backend.Redis; shared(sts) && r != nil {
+	if r := sts.Spec.Backend.Redis; Shared(sts) && r != nil {
 		if c := r.CredentialsSecret; c != nil {
-			items := []corev1.KeyToPath{{Key: passwordKey(c), Path: redisPasswordFile}}
+			items := []corev1.KeyToPath{{Key: PasswordKey(c), Path: redisPasswordFile}}
 			if c.UsernameKey != "" {
 				items = append(items, corev1.KeyToPath{Key: c.UsernameKey, Path: redisUsernameFile})
 			}
@@ -561,38 +420,6 @@ func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []core
 		}
 	}
 	return volumes, mounts, args
-}
-
-// withDefaults returns sts as the operator runs it: a Redis backend that names no Redis gets
-// the operator's default one (nil: none), with the database, credentials and TLS the resource
-// sets itself in place of the default's. sts itself is left alone.
-func withDefaults(sts *stsv1alpha1.SimpleTableServer, defaultRedis *stsv1alpha1.RedisConnection) *stsv1alpha1.SimpleTableServer {
-	if !shared(sts) || defaultRedis == nil || namesRedis(sts) {
-		return sts
-	}
-	out := sts.DeepCopy()
-	if out.Spec.Backend.Redis == nil {
-		out.Spec.Backend.Redis = &stsv1alpha1.RedisBackend{}
-	}
-	own := out.Spec.Backend.Redis.RedisConnection
-	c := defaultRedis.DeepCopy()
-	if own.Database != nil {
-		c.Database = own.Database
-	}
-	if own.CredentialsSecret != nil {
-		c.CredentialsSecret = own.CredentialsSecret
-	}
-	if own.TLS != nil {
-		c.TLS = own.TLS
-	}
-	out.Spec.Backend.Redis.RedisConnection = *c
-	return out
-}
-
-// namesRedis says whether sts's Redis backend names its own Redis.
-func namesRedis(sts *stsv1alpha1.SimpleTableServer) bool {
-	r := sts.Spec.Backend.Redis
-	return r != nil && (r.Address != "" || r.Sentinel != nil)
 }
 
 func storageVolume(sts *stsv1alpha1.SimpleTableServer) corev1.Volume {
@@ -613,9 +440,9 @@ func storageVolume(sts *stsv1alpha1.SimpleTableServer) corev1.Volume {
 func datasetVolumeName(dataset string) string { return "ds-" + shortHash(dataset) }
 func claimVolumeName(claim string) string     { return "claim-" + shortHash(claim) }
 
-// datasetPath is where the table server reads a dataset in its pod: the file of a ConfigMap,
+// DatasetPath is where the table server reads a dataset in its pod: the file of a ConfigMap,
 // Secret or claim file dataset, or the directory of a claim dataset with a match pattern.
-func datasetPath(ds stsv1alpha1.Dataset) string {
+func DatasetPath(ds stsv1alpha1.Dataset) string {
 	if src := ds.PersistentVolumeClaim; src != nil {
 		return path.Join(claimMountRoot, claimVolumeName(src.ClaimName), src.Path)
 	}
@@ -654,74 +481,3 @@ func httpProbe(path string, periodSeconds int32) *corev1.Probe {
 		FailureThreshold: 3,
 	}
 }
-
-// Service returns the Service in front of the table server, port "http" 9191, with
-// spec.service.annotations (their keys recorded, so that one removed from the spec is removed
-// from the Service). A ServiceMonitor selecting app.kubernetes.io/name=simpletableserver finds
-// every table server's metrics on port "http", path /metrics.
-func Service(sts *stsv1alpha1.SimpleTableServer) *corev1.Service {
-	s := &corev1.Service{
-		ObjectMeta: objectMeta(sts, sts.Name),
-		Spec: corev1.ServiceSpec{
-			Type:     sts.Spec.Service.Type,
-			Selector: selectorLabels(sts),
-			Ports: []corev1.ServicePort{{
-				Name: serverPortName, Port: serverPort, TargetPort: intstr.FromString(serverPortName), Protocol: corev1.ProtocolTCP,
-			}},
-		},
-	}
-	if user := sts.Spec.Service.Annotations; len(user) > 0 {
-		s.Annotations = merged(user, map[string]string{
-			managedAnnotationsAnnotation: strings.Join(slices.Sorted(maps.Keys(user)), ","),
-		})
-	}
-	setSpecHash(&s.ObjectMeta, s.Spec)
-	return s
-}
-
-// PersistentVolumeClaim returns the claim for spec.storage.size, or nil when the resource asks
-// for none (no storage, or an existing claim).
-func PersistentVolumeClaim(sts *stsv1alpha1.SimpleTableServer) *corev1.PersistentVolumeClaim {
-	st := sts.Spec.Storage
-	if st == nil || st.Size == nil {
-		return nil
-	}
-	return &corev1.PersistentVolumeClaim{
-		ObjectMeta: objectMeta(sts, claimName(sts)),
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			StorageClassName: st.StorageClassName,
-			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: *st.Size}},
-		},
-	}
-}
-
-// setSpecHash records in meta's annotations a hash of spec and of the annotations the builder
-// set, everything the operator decides about the object. The map is copied: it may be the
-// resource's own.
-func setSpecHash(meta *metav1.ObjectMeta, spec any) {
-	b, err := json.Marshal(struct {
-		Annotations map[string]string
-		Spec        any
-	}{meta.Annotations, spec})
-	if err != nil {
-		panic(fmt.Sprintf("marshal a built-in spec: %v", err)) // cannot happen for API types
-	}
-	annotations := map[string]string{}
-	for k, v := range meta.Annotations {
-		annotations[k] = v
-	}
-	annotations[specHashAnnotation] = hashBytes(b)
-	meta.Annotations = annotations
-}
-
-// hashLength is the length of the hashes the operator records: the first hex digits of a SHA-256,
-// the digest the table server reports whole for what it loaded.
-const hashLength = 16
-
-func hashBytes(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])[:hashLength]
-}
-
-func shortHash(s string) string { return hashBytes([]byte(s))[:10] }

@@ -1,4 +1,4 @@
-package controllers
+package specs
 
 import (
 	"path"
@@ -15,31 +15,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/specs/specstest"
 )
-
-const testImage = "sts-operator:test"
-
-// loadFlag is one --load or --load-dir argument of the server container.
-type loadFlag struct {
-	flag       string // "--load" or "--load-dir"
-	list, path string // for --load-dir: path is the directory, list the pattern
-}
-
-func loadFlags(d *appsv1.Deployment) []loadFlag {
-	var flags []loadFlag
-	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-		flag, value, _ := strings.Cut(a, "=")
-		switch flag {
-		case "--load":
-			list, p, _ := strings.Cut(value, "=")
-			flags = append(flags, loadFlag{flag, list, p})
-		case "--load-dir":
-			dir, match, _ := strings.Cut(value, "=")
-			flags = append(flags, loadFlag{flag, match, dir})
-		}
-	}
-	return flags
-}
 
 // volumeAt returns the volume mounted at the directory holding p (or at p), and the mount.
 func volumeAt(t *testing.T, d *appsv1.Deployment, p string) (corev1.Volume, corev1.VolumeMount) {
@@ -67,7 +44,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 		check []func(t *testing.T, v corev1.Volume, file string)
 	}{
 		"configMap key": {
-			sts:       newSTS("a", withConfigMapDataset("users.csv", "logins", "users")),
+			sts:       specstest.New("a", specstest.WithConfigMapDataset("users.csv", "logins", "users")),
 			wantFlags: []string{"--load users.csv"},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
 				if v.ConfigMap == nil || v.ConfigMap.Name != "logins" || !reflect.DeepEqual(v.ConfigMap.Items, []corev1.KeyToPath{{Key: "users", Path: "users"}}) {
@@ -79,7 +56,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"secret key": {
-			sts:       newSTS("a", withSecretDataset("cards", "payment", "cards.csv")),
+			sts:       specstest.New("a", specstest.WithSecretDataset("cards", "payment", "cards.csv")),
 			wantFlags: []string{"--load cards"},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
 				if v.Secret == nil || v.Secret.SecretName != "payment" || v.Secret.Items[0].Key != "cards.csv" || path.Base(file) != "cards.csv" {
@@ -88,7 +65,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"file on a claim": {
-			sts:       newSTS("a", withClaimDataset("big", "datasets", "perf/big.csv", "")),
+			sts:       specstest.New("a", specstest.WithClaimDataset("big", "datasets", "perf/big.csv", "")),
 			wantFlags: []string{"--load big"},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
 				if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "datasets" || !v.PersistentVolumeClaim.ReadOnly {
@@ -100,7 +77,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"directory on a claim with a pattern": {
-			sts:       newSTS("a", withClaimDataset("csvs", "datasets", "perf", `.*\.csv`)),
+			sts:       specstest.New("a", specstest.WithClaimDataset("csvs", "datasets", "perf", `.*\.csv`)),
 			wantFlags: []string{`--load-dir .*\.csv`},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, dir string) {
 				if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "datasets" || !strings.HasSuffix(dir, "/perf") {
@@ -109,9 +86,9 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"names that are no volume names, in spec order": {
-			sts: newSTS("a",
-				withConfigMapDataset("Logins 2026.csv", "logins", "users"),
-				withConfigMapDataset("...", "logins", "admins")),
+			sts: specstest.New("a",
+				specstest.WithConfigMapDataset("Logins 2026.csv", "logins", "users"),
+				specstest.WithConfigMapDataset("...", "logins", "admins")),
 			wantFlags: []string{"--load Logins 2026.csv", "--load ..."},
 			check: []func(*testing.T, corev1.Volume, string){
 				func(t *testing.T, v corev1.Volume, file string) {
@@ -129,21 +106,21 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, testImage)
-			flags := loadFlags(d)
+			d := Deployment(tc.sts, specstest.Image)
+			flags := specstest.LoadFlags(d)
 			var got []string
 			for _, f := range flags {
-				got = append(got, f.flag+" "+f.list)
+				got = append(got, f.Flag+" "+f.List)
 			}
 			if !reflect.DeepEqual(got, tc.wantFlags) {
 				t.Fatalf("load flags = %q, want %q", got, tc.wantFlags)
 			}
 			for i, f := range flags {
-				v, m := volumeAt(t, d, f.path)
+				v, m := volumeAt(t, d, f.Path)
 				if !m.ReadOnly {
-					t.Errorf("source of %q is mounted writable", f.list)
+					t.Errorf("source of %q is mounted writable", f.List)
 				}
-				tc.check[i](t, v, f.path)
+				tc.check[i](t, v, f.Path)
 			}
 			if vs := d.Spec.Template.Spec.Volumes; len(vs) != len(uniqueNames(vs)) {
 				t.Errorf("duplicate volume names in %+v", vs)
@@ -161,10 +138,10 @@ func uniqueNames(vs []corev1.Volume) map[string]bool {
 }
 
 func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
-	d := Deployment(newSTS("a",
-		withClaimDataset("one", "datasets", "one.csv", ""),
-		withClaimDataset("two", "datasets", "two.csv", ""),
-		withClaimDataset("other", "archive", "x.csv", "")), testImage)
+	d := Deployment(specstest.New("a",
+		specstest.WithClaimDataset("one", "datasets", "one.csv", ""),
+		specstest.WithClaimDataset("two", "datasets", "two.csv", ""),
+		specstest.WithClaimDataset("other", "archive", "x.csv", "")), specstest.Image)
 	claims := map[string]int{}
 	for _, v := range d.Spec.Template.Spec.Volumes {
 		if c := v.PersistentVolumeClaim; c != nil {
@@ -177,18 +154,18 @@ func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
 }
 
 func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
-	sts := newSTS("logins", inNamespace("perf"), withConfigMapDataset("users", "logins", "users"))
-	d := Deployment(sts, testImage)
+	sts := specstest.New("logins", specstest.InNamespace("perf"), specstest.WithConfigMapDataset("users", "logins", "users"))
+	d := Deployment(sts, specstest.Image)
 
 	if d.Name != "logins" || d.Namespace != "perf" {
 		t.Errorf("Deployment is %s/%s", d.Namespace, d.Name)
 	}
-	assertOwnedBy(t, d.OwnerReferences, sts)
+	specstest.AssertOwnedBy(t, d.OwnerReferences, sts)
 	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("replicas %d strategy %q: want 1 and Recreate", *d.Spec.Replicas, d.Spec.Strategy.Type)
 	}
 	pod := d.Spec.Template.Spec
-	if !reflect.DeepEqual(d.Spec.Selector.MatchLabels, selectorLabels(sts)) {
+	if !reflect.DeepEqual(d.Spec.Selector.MatchLabels, SelectorLabels(sts)) {
 		t.Errorf("selector %v", d.Spec.Selector.MatchLabels)
 	}
 	for k, v := range d.Spec.Selector.MatchLabels {
@@ -206,7 +183,7 @@ func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 		!reflect.DeepEqual(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || sc.SeccompProfile.Type != corev1.SeccompProfileTypeRuntimeDefault {
 		t.Errorf("container security: %+v", sc)
 	}
-	if c.Image != testImage || !reflect.DeepEqual(c.Command, []string{"/sts"}) {
+	if c.Image != specstest.Image || !reflect.DeepEqual(c.Command, []string{"/sts"}) {
 		t.Errorf("image %q command %q", c.Image, c.Command)
 	}
 	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 9191 {
@@ -228,9 +205,9 @@ func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 }
 
 func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
-	sts := newSTS("a")
+	sts := specstest.New("a")
 	sts.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "false", "team": "perf"}
-	a := Deployment(sts, testImage).Spec.Template.Annotations
+	a := Deployment(sts, specstest.Image).Spec.Template.Annotations
 	if a["prometheus.io/scrape"] != "false" || a["team"] != "perf" || a["prometheus.io/port"] != "9191" {
 		t.Errorf("pod annotations %v", a)
 	}
@@ -242,7 +219,7 @@ func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
 func TestServerImage(t *testing.T) {
 	const def = "sts-operator:2.0"
 	running := func(image, restartedAt string) *appsv1.Deployment {
-		d := Deployment(newSTS("a"), image)
+		d := Deployment(specstest.New("a"), image)
 		if restartedAt != "" {
 			d.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] = restartedAt
 		}
@@ -250,9 +227,9 @@ func TestServerImage(t *testing.T) {
 	}
 	legacy := running("sts-operator:1.0", "")
 	legacy.Spec.Template.Annotations[legacyAuthTokenHashAnnotation] = "0123456789abcdef"
-	ownLegacy := newSTS("a")
+	ownLegacy := specstest.New("a")
 	ownLegacy.Spec.PodAnnotations = map[string]string{legacyAuthTokenHashAnnotation: "0123456789abcdef"}
-	restarted := func(at string) stsOption {
+	restarted := func(at string) specstest.Option {
 		return func(s *stsv1alpha1.SimpleTableServer) {
 			s.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: at}
 		}
@@ -262,20 +239,20 @@ func TestServerImage(t *testing.T) {
 		running *appsv1.Deployment
 		want    string
 	}{
-		"new server: the default":                {newSTS("a"), nil, def},
-		"new server with spec.image":             {newSTS("a", withImage("mine:1")), nil, "mine:1"},
-		"after an upgrade: the running image":    {newSTS("a"), running("sts-operator:1.0", ""), "sts-operator:1.0"},
-		"spec.image set: it":                     {newSTS("a", withImage("mine:2")), running("mine:1", ""), "mine:2"},
-		"spec.image cleared: the running image":  {newSTS("a"), running("mine:1", ""), "mine:1"},
-		"restart asked: the default":             {newSTS("a", restarted("2026-11-29T10:00:00Z")), running("sts-operator:1.0", ""), def},
-		"restart done: the image it got":         {newSTS("a", restarted("t1")), running("sts-operator:1.5", "t1"), "sts-operator:1.5"},
-		"another restart: the default again":     {newSTS("a", restarted("t2")), running("sts-operator:1.5", "t1"), def},
-		"restart with spec.image: spec.image":    {newSTS("a", withImage("mine:1"), restarted("t1")), running("mine:1", ""), "mine:1"},
-		"annotation removed: a restart request":  {newSTS("a"), running("sts-operator:1.0", "t1"), def},
-		"no table server container: the default": {newSTS("a"), &appsv1.Deployment{}, def},
+		"new server: the default":                {specstest.New("a"), nil, def},
+		"new server with spec.image":             {specstest.New("a", specstest.WithImage("mine:1")), nil, "mine:1"},
+		"after an upgrade: the running image":    {specstest.New("a"), running("sts-operator:1.0", ""), "sts-operator:1.0"},
+		"spec.image set: it":                     {specstest.New("a", specstest.WithImage("mine:2")), running("mine:1", ""), "mine:2"},
+		"spec.image cleared: the running image":  {specstest.New("a"), running("mine:1", ""), "mine:1"},
+		"restart asked: the default":             {specstest.New("a", restarted("2026-11-29T10:00:00Z")), running("sts-operator:1.0", ""), def},
+		"restart done: the image it got":         {specstest.New("a", restarted("t1")), running("sts-operator:1.5", "t1"), "sts-operator:1.5"},
+		"another restart: the default again":     {specstest.New("a", restarted("t2")), running("sts-operator:1.5", "t1"), def},
+		"restart with spec.image: spec.image":    {specstest.New("a", specstest.WithImage("mine:1"), restarted("t1")), running("mine:1", ""), "mine:1"},
+		"annotation removed: a restart request":  {specstest.New("a"), running("sts-operator:1.0", "t1"), def},
+		"no table server container: the default": {specstest.New("a"), &appsv1.Deployment{}, def},
 		// Its server reads the token only at startup: the one roll of the upgrade moves it on.
-		"a release restarting for new tokens: the default":    {newSTS("a", withAuthToken("t", "t")), legacy, def},
-		"the same with spec.image: spec.image":                {newSTS("a", withAuthToken("t", "t"), withImage("mine:1")), legacy, "mine:1"},
+		"a release restarting for new tokens: the default":    {specstest.New("a", specstest.WithAuthToken("t", "t")), legacy, def},
+		"the same with spec.image: spec.image":                {specstest.New("a", specstest.WithAuthToken("t", "t"), specstest.WithImage("mine:1")), legacy, "mine:1"},
 		"the annotation is the user's own: the running image": {ownLegacy, legacy, "sts-operator:1.0"},
 	}
 	for name, tc := range tests {
@@ -288,31 +265,23 @@ func TestServerImage(t *testing.T) {
 }
 
 func TestRestartedAtRestartsThePod(t *testing.T) {
-	sts := newSTS("a")
-	before := Deployment(sts, testImage)
+	sts := specstest.New("a")
+	before := Deployment(sts, specstest.Image)
 	sts.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
-	after := Deployment(sts, testImage)
+	after := Deployment(sts, specstest.Image)
 	if after.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] != "2026-11-29T10:00:00Z" ||
-		after.Annotations[specHashAnnotation] == before.Annotations[specHashAnnotation] {
+		after.Annotations[SpecHashAnnotation] == before.Annotations[SpecHashAnnotation] {
 		t.Errorf("the restart request does not reach the pod template: %v", after.Spec.Template.Annotations)
-	}
-}
-
-func assertOwnedBy(t *testing.T, refs []metav1.OwnerReference, sts *stsv1alpha1.SimpleTableServer) {
-	t.Helper()
-	if len(refs) != 1 || refs[0].UID != sts.UID || refs[0].Kind != "SimpleTableServer" ||
-		refs[0].APIVersion != "sts.tableserver.dev/v1alpha1" || !ptr.Deref(refs[0].Controller, false) {
-		t.Errorf("owner references %+v, want the SimpleTableServer %s as controller", refs, sts.UID)
 	}
 }
 
 func TestDeploymentServerFlags(t *testing.T) {
 	base := []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=true", "--allow-stop=false"}
 	journal := []string{"--state-dir=/data/state", "--state-dir-wait", "--fsync-policy=always"}
-	withStorage := func(s *stsv1alpha1.SimpleTableServer) { withStorageSize("1Gi", nil)(s) }
+	withStorage := func(s *stsv1alpha1.SimpleTableServer) { specstest.WithStorageSize("1Gi", nil)(s) }
 	tests := map[string]struct {
 		server stsv1alpha1.ServerOptions
-		opts   []stsOption
+		opts   []specstest.Option
 		want   []string
 	}{
 		"defaults": {want: base},
@@ -326,10 +295,10 @@ func TestDeploymentServerFlags(t *testing.T) {
 				"--charset-read=ISO-8859-1", "--charset-write=UTF-8", "--charset-response=windows-1252",
 				"--auth-token-file=/var/run/sts/auth/token", "--metrics-auth"},
 		},
-		"storage: the journal on the claim": {opts: []stsOption{withStorage}, want: append(slices.Clone(base), journal...)},
-		"existing claim: the journal on it": {opts: []stsOption{withExistingClaim("mine")}, want: append(slices.Clone(base), journal...)},
+		"storage: the journal on the claim": {opts: []specstest.Option{withStorage}, want: append(slices.Clone(base), journal...)},
+		"existing claim: the journal on it": {opts: []specstest.Option{specstest.WithExistingClaim("mine")}, want: append(slices.Clone(base), journal...)},
 		"storage, durability disabled": {
-			server: stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityDisabled}, opts: []stsOption{withStorage}, want: base,
+			server: stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityDisabled}, opts: []specstest.Option{withStorage}, want: base,
 		},
 		"emptyDir, durability enabled": {
 			server: stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityEnabled}, want: append(slices.Clone(base), journal...),
@@ -337,12 +306,12 @@ func TestDeploymentServerFlags(t *testing.T) {
 		"emptyDir, durability auto: off": {server: stsv1alpha1.ServerOptions{Durability: stsv1alpha1.DurabilityAuto}, want: base},
 		"fsync every interval": {
 			server: stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval, FsyncInterval: &metav1.Duration{Duration: 100 * time.Millisecond}},
-			opts:   []stsOption{withStorage},
+			opts:   []specstest.Option{withStorage},
 			want:   append(slices.Clone(base), "--state-dir=/data/state", "--state-dir-wait", "--fsync-policy=interval", "--fsync-interval=100ms"),
 		},
 		"fsync every interval, the server's interval": {
 			server: stsv1alpha1.ServerOptions{FsyncPolicy: stsv1alpha1.FsyncInterval},
-			opts:   []stsOption{withStorage},
+			opts:   []specstest.Option{withStorage},
 			want:   append(slices.Clone(base), "--state-dir=/data/state", "--state-dir-wait", "--fsync-policy=interval"),
 		},
 		"fsync policy without durability: no journal flags": {
@@ -365,7 +334,7 @@ func TestDeploymentServerFlags(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(newSTS("a", append([]stsOption{withServer(tc.server)}, tc.opts...)...), testImage)
+			d := Deployment(specstest.New("a", append([]specstest.Option{specstest.WithServer(tc.server)}, tc.opts...)...), specstest.Image)
 			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("args\n got %q\nwant %q", got, tc.want)
 			}
@@ -382,7 +351,7 @@ func TestDeploymentServerFlags(t *testing.T) {
 // TestTheJournalIsOnTheStorageVolume: --state-dir must lie on the writable volume that
 // spec.storage names, or a new pod would start from an empty journal.
 func TestTheJournalIsOnTheStorageVolume(t *testing.T) {
-	d := Deployment(newSTS("a", withStorageSize("1Gi", nil)), testImage)
+	d := Deployment(specstest.New("a", specstest.WithStorageSize("1Gi", nil)), specstest.Image)
 	var dir string
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
 		if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
@@ -400,15 +369,15 @@ func TestDeploymentStorage(t *testing.T) {
 		sts  *stsv1alpha1.SimpleTableServer
 		want corev1.VolumeSource
 	}{
-		"none: emptyDir": {newSTS("a"), corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		"existing claim": {newSTS("a", withExistingClaim("saved")),
+		"none: emptyDir": {specstest.New("a"), corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		"existing claim": {specstest.New("a", specstest.WithExistingClaim("saved")),
 			corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "saved"}}},
-		"size: the operator's claim": {newSTS("a", withStorageSize("1Gi", nil)),
+		"size: the operator's claim": {specstest.New("a", specstest.WithStorageSize("1Gi", nil)),
 			corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "a-data"}}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, testImage)
+			d := Deployment(tc.sts, specstest.Image)
 			v, m := volumeAt(t, d, "/data")
 			if !reflect.DeepEqual(v.VolumeSource, tc.want) || m.ReadOnly {
 				t.Errorf("dataset dir volume %+v (read-only %v), want %+v writable", v.VolumeSource, m.ReadOnly, tc.want)
@@ -418,16 +387,16 @@ func TestDeploymentStorage(t *testing.T) {
 }
 
 func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
-	d := Deployment(newSTS("a", withPodLabels(map[string]string{"team": "perf", instanceLabel: "other"})), testImage)
+	d := Deployment(specstest.New("a", specstest.WithPodLabels(map[string]string{"team": "perf", instanceLabel: "other"})), specstest.Image)
 	if l := d.Spec.Template.Labels; l["team"] != "perf" || l[instanceLabel] != "a" {
 		t.Errorf("pod labels %v", l)
 	}
 }
 
 func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
-	base := newSTS("a", withConfigMapDataset("users", "logins", "users"))
+	base := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
 	hash := func(sts *stsv1alpha1.SimpleTableServer) string {
-		return Deployment(sts, ServerImage(sts, testImage, nil)).Annotations[specHashAnnotation]
+		return Deployment(sts, ServerImage(sts, specstest.Image, nil)).Annotations[SpecHashAnnotation]
 	}
 	same := base.DeepCopy()
 	same.Status.TotalLines = 42
@@ -435,11 +404,11 @@ func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 	if hash(base) == "" || hash(base) != hash(same) {
 		t.Errorf("hash changed with status or metadata: %q vs %q", hash(base), hash(same))
 	}
-	for name, change := range map[string]stsOption{
-		"dataset": withConfigMapDataset("more", "logins", "more"),
-		"image":   withImage("other:1"),
-		"labels":  withPodLabels(map[string]string{"a": "b"}),
-		"limits":  withServer(stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxLineBytes: ptr.To[int32](10)}}),
+	for name, change := range map[string]specstest.Option{
+		"dataset": specstest.WithConfigMapDataset("more", "logins", "more"),
+		"image":   specstest.WithImage("other:1"),
+		"labels":  specstest.WithPodLabels(map[string]string{"a": "b"}),
+		"limits":  specstest.WithServer(stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxLineBytes: ptr.To[int32](10)}}),
 	} {
 		changed := base.DeepCopy()
 		change(changed)
@@ -447,108 +416,7 @@ func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 			t.Errorf("a %s change keeps the hash", name)
 		}
 	}
-	if podAnnotations := Deployment(base, testImage).Spec.Template.Annotations; podAnnotations[specHashAnnotation] != "" {
+	if podAnnotations := Deployment(base, specstest.Image).Spec.Template.Annotations; podAnnotations[SpecHashAnnotation] != "" {
 		t.Error("the pod template carries the spec hash")
-	}
-}
-
-func TestService(t *testing.T) {
-	sts := newSTS("logins", withConfigMapDataset("users", "logins", "users"))
-	sts.Spec.Service = stsv1alpha1.ServiceOptions{Type: corev1.ServiceTypeNodePort, Annotations: map[string]string{"lb": "internal", "team": "perf"}}
-	svc := Service(sts)
-	assertOwnedBy(t, svc.OwnerReferences, sts)
-	if svc.Name != "logins" || svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Annotations["lb"] != "internal" {
-		t.Errorf("service %s type %q annotations %v", svc.Name, svc.Spec.Type, svc.Annotations)
-	}
-	if got := svc.Annotations[managedAnnotationsAnnotation]; got != "lb,team" {
-		t.Errorf("managed annotation keys %q, want the spec's, sorted", got)
-	}
-	if p := svc.Spec.Ports; len(p) != 1 || p[0].Name != "http" || p[0].Port != 9191 || p[0].TargetPort.StrVal != "http" {
-		t.Errorf("ports %+v", p)
-	}
-	if !reflect.DeepEqual(svc.Spec.Selector, Deployment(sts, testImage).Spec.Selector.MatchLabels) {
-		t.Errorf("selector %v does not select the Deployment's pod", svc.Spec.Selector)
-	}
-	if len(sts.Spec.Service.Annotations) != 2 {
-		t.Errorf("Service wrote into the resource's annotations map: %v", sts.Spec.Service.Annotations)
-	}
-	if a := Service(newSTS("logins")).Annotations; a[managedAnnotationsAnnotation] != "" || len(a) != 1 {
-		t.Errorf("annotations without any in the spec: %v, want the spec hash only", a)
-	}
-}
-
-func TestUpdatedAnnotations(t *testing.T) {
-	tests := map[string]struct {
-		existing, desired, want map[string]string
-	}{
-		"a key removed from the spec goes": {
-			existing: map[string]string{"lb": "internal", "team": "perf", managedAnnotationsAnnotation: "lb,team", "cloud": "x"},
-			desired:  map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb"},
-			want:     map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb", "cloud": "x"},
-		},
-		"the last key removed: the record goes too": {
-			existing: map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb", "cloud": "x"},
-			desired:  map[string]string{},
-			want:     map[string]string{"cloud": "x"},
-		},
-		"values change, others' keys stay": {
-			existing: map[string]string{"lb": "internal", managedAnnotationsAnnotation: "lb", "cloud": "x"},
-			desired:  map[string]string{"lb": "public", "new": "1", managedAnnotationsAnnotation: "lb,new"},
-			want:     map[string]string{"lb": "public", "new": "1", managedAnnotationsAnnotation: "lb,new", "cloud": "x"},
-		},
-		"no record (an older operator): nothing removed": {
-			existing: map[string]string{"lb": "internal", "cloud": "x"},
-			desired:  map[string]string{},
-			want:     map[string]string{"lb": "internal", "cloud": "x"},
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			if got := updatedAnnotations(tc.existing, tc.desired); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("annotations %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestPersistentVolumeClaim(t *testing.T) {
-	fast := "fast"
-	tests := map[string]struct {
-		sts       *stsv1alpha1.SimpleTableServer
-		wantNil   bool
-		wantSize  string
-		wantClass *string
-	}{
-		"no storage":     {sts: newSTS("a"), wantNil: true},
-		"existing claim": {sts: newSTS("a", withExistingClaim("mine")), wantNil: true},
-		"size":           {sts: newSTS("a", withStorageSize("2Gi", nil)), wantSize: "2Gi"},
-		"size and class": {sts: newSTS("a", withStorageSize("10Gi", &fast)), wantSize: "10Gi", wantClass: &fast},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			pvc := PersistentVolumeClaim(tc.sts)
-			if tc.wantNil {
-				if pvc != nil {
-					t.Fatalf("got a claim %+v", pvc)
-				}
-				return
-			}
-			assertOwnedBy(t, pvc.OwnerReferences, tc.sts)
-			got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
-			if pvc.Name != "a-data" || got.Cmp(resource.MustParse(tc.wantSize)) != 0 ||
-				!reflect.DeepEqual(pvc.Spec.StorageClassName, tc.wantClass) ||
-				!slices.Equal(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) {
-				t.Errorf("claim %s: %+v", pvc.Name, pvc.Spec)
-			}
-		})
-	}
-}
-
-func TestServiceHashFollowsItsAnnotations(t *testing.T) {
-	sts := newSTS("a")
-	before := Service(sts).Annotations[specHashAnnotation]
-	sts.Spec.Service.Annotations = map[string]string{"lb": "internal"}
-	if Service(sts).Annotations[specHashAnnotation] == before {
-		t.Error("a new Service annotation keeps the hash, so the Service would never get it")
 	}
 }
