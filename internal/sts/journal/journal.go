@@ -81,9 +81,9 @@ type Options struct {
 
 // State is what a journal restores into and snapshots: a *memory.Memory.
 type State interface {
-	RestoreList(name string, seq uint64, lines []string)
+	RestoreList(name string, seq uint64, lines []string, leases []byte) error
 	Replay(seq uint64, change []byte) error
-	Dump(emit func(name string, seq uint64, lines []string) error) error
+	Dump(emit func(name string, seq uint64, lines []string, leases []byte) error) error
 	StartRecording(rec memory.Recorder)
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -50,6 +51,15 @@ func contents(t testing.TB, m *memory.Memory) map[string][]string {
 	return all
 }
 
+// leaseCounts is, for every list of m, its lines leased, returned and dead-lettered.
+func leaseCounts(m *memory.Memory) map[string]string {
+	counts := map[string]string{}
+	for _, l := range lengths(m) {
+		counts[l.Name] = fmt.Sprint(l.Leased, l.Returned, l.DeadLettered)
+	}
+	return counts
+}
+
 func sameContents(t testing.TB, got, want map[string][]string) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -62,15 +72,35 @@ func sameContents(t testing.TB, got, want map[string][]string) {
 	}
 }
 
-// churn runs random operations of every kind on m, RANDOM picks included.
+// churn runs random operations of every kind on m, RANDOM picks and leases included; the leases
+// run for an hour, so that none expires during a test.
 func churn(t testing.TB, m *memory.Memory, seed uint64, steps int) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 7))
 	names := []string{"a", "b", "c", "", "ünï\x00code"}
+	var leases []string
 	for i := range steps {
 		name := names[r.IntN(len(names))]
 		line := fmt.Sprintf("line-%d-%d", seed, i)
 		var err error
+		switch k := r.IntN(100); {
+		case k < 10:
+			var le store.Lease
+			if le, err = m.ReadLeased(ctx, name, store.Position(r.IntN(3)), 1+r.IntN(2), store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 2}, 0); err == nil {
+				leases = append(leases, le.ID)
+			}
+		case k < 16 && len(leases) > 0:
+			ref := store.LeaseRef{ID: leases[r.IntN(len(leases))]}
+			if k < 12 {
+				err = m.Ack(ctx, ref)
+			} else {
+				err = m.Release(ctx, ref, store.Position(r.IntN(2)))
+			}
+			if errors.Is(err, store.ErrLeaseNotFound) || errors.As(err, new(*store.LeaseEndedError)) {
+				err = nil // acknowledged or released already
+			}
+		}
+		checkChurn(t, i, err)
 		switch k := r.IntN(100); {
 		case k < 35:
 			err = m.Add(context.Background(), name, line, store.Position(r.IntN(2)), r.IntN(4) == 0)
@@ -91,11 +121,17 @@ func churn(t testing.TB, m *memory.Memory, seed uint64, steps int) {
 		default:
 			err = m.Ensure(context.Background(), fmt.Sprintf("e%d", r.IntN(3)))
 		}
-		var short *store.ShortListError
-		if err != nil && !errors.Is(err, store.ErrEmpty) && !errors.Is(err, store.ErrNotLoaded) &&
-			!errors.Is(err, store.ErrNoMatch) && !errors.Is(err, store.ErrDuplicate) && !errors.As(err, &short) {
-			t.Fatalf("step %d: %v", i, err)
-		}
+		checkChurn(t, i, err)
+	}
+}
+
+// checkChurn fails the test on an error that churn's step did not expect.
+func checkChurn(t testing.TB, step int, err error) {
+	t.Helper()
+	var short *store.ShortListError
+	if err != nil && !errors.Is(err, store.ErrEmpty) && !errors.Is(err, store.ErrNotLoaded) &&
+		!errors.Is(err, store.ErrNoMatch) && !errors.Is(err, store.ErrDuplicate) && !errors.As(err, &short) {
+		t.Fatalf("step %d: %v", step, err)
 	}
 }
 
@@ -113,19 +149,27 @@ func TestRestoreGivesTheExactLists(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var want map[string][]string
+			var wantLeases map[string]string
+			check := func(m *memory.Memory) {
+				t.Helper()
+				sameContents(t, contents(t, m), want)
+				if got := leaseCounts(m); !maps.Equal(got, wantLeases) {
+					t.Fatalf("leased, returned, dead-lettered: %v, want %v", got, wantLeases)
+				}
+			}
 			for restart := range 4 {
 				m, j, _ := open(t, dir, tc.opts)
 				if restart > 0 {
-					sameContents(t, contents(t, m), want)
+					check(m)
 				}
 				churn(t, m, uint64(restart), 1500)
-				want = contents(t, m)
+				want, wantLeases = contents(t, m), leaseCounts(m)
 				if err := j.Close(); err != nil {
 					t.Fatal(err)
 				}
 			}
 			m, _, _ := open(t, dir, tc.opts)
-			sameContents(t, contents(t, m), want)
+			check(m)
 		})
 	}
 }
@@ -517,12 +561,12 @@ type dumpHook struct {
 	before func(name string)
 }
 
-func (h *dumpHook) Dump(emit func(string, uint64, []string) error) error {
-	return h.Memory.Dump(func(name string, seq uint64, lines []string) error {
+func (h *dumpHook) Dump(emit func(string, uint64, []string, []byte) error) error {
+	return h.Memory.Dump(func(name string, seq uint64, lines []string, leases []byte) error {
 		if h.before != nil {
 			h.before(name)
 		}
-		return emit(name, seq, lines)
+		return emit(name, seq, lines, leases)
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 //
 //	'L' uvarint seq, uvarint line count, uvarint name length, name   a list begins
 //	'D' the lines in memory.EncodeLines form                          some of its lines
+//	'T' the list's leases as memory.Dump gives them                   after its lines, if any
 //	'E' uvarint list count, uvarint journal seq                      the end
 //
 // seq is the sequence number of the list's last change record that the snapshot holds; journal
@@ -26,6 +27,7 @@ const (
 	snapshotMagic = "STSSNAP1"
 	frameList     = 'L'
 	frameLines    = 'D'
+	frameLeases   = 'T'
 	frameEnd      = 'E'
 	snapshotChunk = 1 << 20
 )
@@ -61,7 +63,7 @@ func writeSnapshot(path string, st State, seq uint64, stop <-chan struct{}) (err
 		return err
 	}
 	lists := 0
-	err = st.Dump(func(name string, listSeq uint64, lines []string) error {
+	err = st.Dump(func(name string, listSeq uint64, lines []string, leases []byte) error {
 		select {
 		case <-stop:
 			return errAborted
@@ -82,6 +84,9 @@ func writeSnapshot(path string, st State, seq uint64, stop <-chan struct{}) (err
 			chunk := lines[:n]
 			lines = lines[n:]
 			err = put(func(b []byte) []byte { return memory.EncodeLines(append(b, frameLines), chunk) })
+		}
+		if leases != nil && err == nil {
+			err = put(func(b []byte) []byte { return append(append(b, frameLeases), leases...) })
 		}
 		return err
 	})
@@ -117,6 +122,7 @@ func readSnapshot(path string, st State) (uint64, error) {
 		maxSeq  uint64   // the highest seq of a list
 		want    uint64   // lines the current list announced
 		lines   []string // its lines so far
+		leases  []byte   // its leases
 		open    bool     // a list has begun
 		lists   uint64
 	)
@@ -127,9 +133,11 @@ func readSnapshot(path string, st State) (uint64, error) {
 		if uint64(len(lines)) != want {
 			return fmt.Errorf("list %q has %d of its %d lines", name, len(lines), want)
 		}
-		st.RestoreList(name, listSeq, lines)
+		if err := st.RestoreList(name, listSeq, lines, leases); err != nil {
+			return fmt.Errorf("list %q: %w", name, err)
+		}
 		maxSeq = max(maxSeq, listSeq)
-		open, lines = false, nil
+		open, lines, leases = false, nil, nil
 		return nil
 	}
 	for {
@@ -170,6 +178,11 @@ func readSnapshot(path string, st State) (uint64, error) {
 				return 0, bad("lines that belong to no list, or more than it announced")
 			}
 			lines = append(lines, chunk...)
+		case frameLeases:
+			if !open || leases != nil || uint64(len(lines)) != want {
+				return 0, bad("leases that belong to no list, or come before its lines")
+			}
+			leases = []byte(fields)
 		case frameEnd:
 			if err := finishList(); err != nil {
 				return 0, bad(err.Error())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
@@ -45,6 +46,14 @@ func (committed) Wait() error { return nil }
 //	opKeep           uvarint n                the last n lines this record removed, appended
 //	                                          at the end in the order they were removed
 //	opReplace        uvarint count, then count × (uvarint length, line)   the content replaced
+//	opLease          uvarint length, id, uvarint n, uvarint expiry (Unix ms), uvarint max deliveries
+//	                                          the last n lines this record removed, held under a lease
+//	opAck            uvarint length, id, uvarint which   the lease's line which−1 (0: all of them)
+//	                                          acknowledged
+//	opReturn         uvarint length, id, uvarint which, how   the lease's line(s) given back, their
+//	                                          returns counted; the steps that follow put them back
+//	                                          (the dead letters went first, in their list's record)
+//	opExtend         uvarint length, id, uvarint expiry (Unix ms)   the lease extended
 //
 // A random pick is recorded as the index it took, so a replay needs no random source. Every
 // record creates its list if the list does not exist; a record without steps does only that
@@ -55,6 +64,16 @@ const (
 	opRemove  byte = 'r'
 	opKeep    byte = 'k'
 	opReplace byte = 'R'
+	opLease   byte = 'L'
+	opAck     byte = 'A'
+	opReturn  byte = 'X'
+	opExtend  byte = 'E'
+)
+
+// How a lease ended, in an opReturn step.
+const (
+	returnExpired  byte = 'e'
+	returnReleased byte = 'r'
 )
 
 // maxKeptChange is the largest change buffer a list keeps for its next operation; a larger one
@@ -90,6 +109,30 @@ func appendReplace(b []byte, lines []string) []byte {
 		b = appendString(b, line)
 	}
 	return b
+}
+
+func appendLease(b []byte, le *lease) []byte {
+	b = appendString(append(b, opLease), le.id)
+	b = binary.AppendUvarint(b, uint64(len(le.lines)))
+	b = binary.AppendUvarint(b, uint64(le.expires.UnixMilli()))
+	return binary.AppendUvarint(b, uint64(le.maxDeliveries))
+}
+
+// appendAck records the acknowledgement of lease id's line which, or of all its lines (which < 0).
+func appendAck(b []byte, id string, which int) []byte {
+	return binary.AppendUvarint(appendString(append(b, opAck), id), uint64(which+1))
+}
+
+func appendReturn(b []byte, id string, which int, how string) []byte {
+	b = binary.AppendUvarint(appendString(append(b, opReturn), id), uint64(which+1))
+	if how == store.LeaseReleased {
+		return append(b, returnReleased)
+	}
+	return append(b, returnExpired)
+}
+
+func appendExtend(b []byte, id string, expires time.Time) []byte {
+	return binary.AppendUvarint(appendString(append(b, opExtend), id), uint64(expires.UnixMilli()))
 }
 
 // recordable refuses, with a *LimitError naming LimitRecordBytes, bringing lines to the list
@@ -133,9 +176,22 @@ func (m *Memory) writable() error {
 	return nil
 }
 
-// StartRecording makes m hand a record of every change to rec before the change returns. Call it
-// once, after restoring the state and before serving.
-func (m *Memory) StartRecording(rec Recorder) { m.recorder = rec }
+// StartRecording makes m hand a record of every change to rec before the change returns, and
+// starts the expiry timers of the leases restored, which Replay and RestoreList leave unarmed so
+// that no expiry changes a list before the restore is complete. Call it once, after restoring
+// the state and before serving.
+func (m *Memory) StartRecording(rec Recorder) {
+	m.recorder = rec
+	for _, l := range m.sortedLists() {
+		l.mu.Lock()
+		for _, le := range l.leases {
+			if le.timer == nil {
+				m.arm(l, le)
+			}
+		}
+		l.mu.Unlock()
+	}
+}
 
 // begin starts the change record of an operation on l, which must be locked.
 func (m *Memory) begin(l *list) {
@@ -204,8 +260,8 @@ func (m *Memory) Replay(seq uint64, change []byte) error {
 	if seq <= l.seq {
 		return nil
 	}
-	before := l.bytes
-	defer func() { m.bytes.Add(l.bytes - before) }()
+	before := l.size()
+	defer func() { m.bytes.Add(l.size() - before) }()
 	var removed []string
 	for rest != "" {
 		op := rest[0]
@@ -249,12 +305,85 @@ func (m *Memory) Replay(seq uint64, change []byte) error {
 				size += int64(len(line))
 			}
 			l.replace(lines, size)
+		case opLease:
+			var le *lease
+			if le, rest, err = readLease(rest, removed); err != nil {
+				return fmt.Errorf("list %q: %w", name, err)
+			}
+			removed = removed[:len(removed)-len(le.lines)]
+			l.hold(le)
+			m.leases.start(le.id, l)
+		case opAck, opReturn, opExtend:
+			if rest, err = m.replayLeaseStep(l, op, rest); err != nil {
+				return fmt.Errorf("list %q: %w", name, err)
+			}
 		default:
 			return fmt.Errorf("%w: list %q: unknown step %q", errMalformed, name, op)
 		}
 	}
 	l.seq = seq
 	return nil
+}
+
+// readLease decodes an opLease step, whose lines are the last ones removed.
+func readLease(s string, removed []string) (*lease, string, error) {
+	id, rest, err := readString(s)
+	if err != nil {
+		return nil, "", err
+	}
+	var n, expires, maxDeliveries uint64
+	for _, v := range []*uint64{&n, &expires, &maxDeliveries} {
+		if *v, rest, err = readUvarint(rest); err != nil {
+			return nil, "", err
+		}
+	}
+	if n == 0 || n > uint64(len(removed)) {
+		return nil, "", fmt.Errorf("%w: lease %s holds %d lines, %d removed", errMalformed, id, n, len(removed))
+	}
+	lines := slices.Clone(removed[len(removed)-int(n):])
+	return &lease{id: id, lines: lines, expires: time.UnixMilli(int64(expires)), maxDeliveries: int(maxDeliveries)}, rest, nil
+}
+
+// replayLeaseStep applies an opAck, opReturn or opExtend step to l.
+func (m *Memory) replayLeaseStep(l *list, op byte, s string) (string, error) {
+	id, rest, err := readString(s)
+	if err != nil {
+		return "", err
+	}
+	var v uint64
+	if v, rest, err = readUvarint(rest); err != nil {
+		return "", err
+	}
+	le := l.leases[id]
+	if le == nil {
+		return "", fmt.Errorf("%w: no lease %s", errMalformed, id)
+	}
+	if op == opExtend {
+		le.expires = time.UnixMilli(int64(v))
+		return rest, nil
+	}
+	which := int(v) - 1
+	if which >= len(le.lines) {
+		return "", fmt.Errorf("%w: lease %s has no line %d", errMalformed, id, which)
+	}
+	how := ""
+	if op == opAck {
+		l.ack(le, which) // Replay counts the bytes
+	} else {
+		if rest == "" {
+			return "", fmt.Errorf("%w: a return without its way", errMalformed)
+		}
+		how = store.LeaseExpired
+		if rest[0] == returnReleased {
+			how = store.LeaseReleased
+		}
+		rest = rest[1:]
+		l.giveBack(le, which)
+	}
+	if len(le.lines) == 0 {
+		m.leases.end(id, how)
+	}
+	return rest, nil
 }
 
 // readUvarint decodes a uvarint at the start of s.
@@ -320,8 +449,9 @@ func DecodeLines(text string) ([]string, error) {
 }
 
 // RestoreList sets a list's content from a snapshot, with the sequence number of the last record
-// the snapshot holds for it. Nothing is recorded and no limit is checked.
-func (m *Memory) RestoreList(name string, seq uint64, lines []string) {
+// the snapshot holds for it and its leases in the form Dump gave them (nil: none). Nothing is
+// recorded and no limit is checked.
+func (m *Memory) RestoreList(name string, seq uint64, lines []string, leases []byte) error {
 	l, _ := m.lookupOrCreate(name)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -329,24 +459,104 @@ func (m *Memory) RestoreList(name string, seq uint64, lines []string) {
 	for _, line := range lines {
 		size += int64(len(line))
 	}
-	m.bytes.Add(size - l.bytes)
+	before := l.size()
 	l.replace(lines, size)
 	l.seq, l.restored = seq, true
+	err := m.restoreLeases(l, string(leases))
+	m.bytes.Add(l.size() - before)
+	return err
 }
 
-// Dump hands every list, sorted by name, to emit with the sequence number of its last record:
-// what a snapshot holds. Each list is copied under its lock, one at a time, so Dump does not
-// stop the store; the lists are therefore not one instant's state, which their sequence numbers
-// make up for on restore.
-func (m *Memory) Dump(emit func(name string, seq uint64, lines []string) error) error {
+// Dump hands every list, sorted by name, to emit with the sequence number of its last record and
+// its leases (nil when it has none, nor any return counted): what a snapshot holds. Each list is
+// copied under its lock, one at a time, so Dump does not stop the store; the lists are therefore
+// not one instant's state, which their sequence numbers make up for on restore.
+func (m *Memory) Dump(emit func(name string, seq uint64, lines []string, leases []byte) error) error {
 	for _, l := range m.sortedLists() {
 		l.mu.Lock()
 		lines := slices.AppendSeq(make([]string, 0, l.lines.len()), l.lines.all())
-		seq := l.seq
+		seq, leases := l.seq, l.encodeLeases()
 		l.mu.Unlock()
-		if err := emit(l.name, seq, lines); err != nil {
+		if err := emit(l.name, seq, lines, leases); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// encodeLeases is the leases of l in a snapshot: the counts returned and dead-lettered, the
+// returns per line, then each lease (id, expiry in Unix ms, max deliveries, lines).
+func (l *list) encodeLeases() []byte {
+	if len(l.leases) == 0 && len(l.returns) == 0 && l.returned == 0 && l.deadLettered == 0 {
+		return nil
+	}
+	b := binary.AppendUvarint(nil, uint64(l.returned))
+	b = binary.AppendUvarint(b, uint64(l.deadLettered))
+	b = binary.AppendUvarint(b, uint64(len(l.returns)))
+	for line, n := range l.returns {
+		b = binary.AppendUvarint(appendString(b, line), uint64(n))
+	}
+	b = binary.AppendUvarint(b, uint64(len(l.leases)))
+	for _, le := range l.leases {
+		b = appendString(b, le.id)
+		b = binary.AppendUvarint(b, uint64(le.expires.UnixMilli()))
+		b = binary.AppendUvarint(b, uint64(le.maxDeliveries))
+		b = EncodeLines(b, le.lines)
+	}
+	return b
+}
+
+// restoreLeases gives l, locked, the leases encodeLeases wrote in s.
+func (m *Memory) restoreLeases(l *list, s string) error {
+	if s == "" {
+		return nil
+	}
+	var returned, deadLettered, count uint64
+	var err error
+	for _, v := range []*uint64{&returned, &deadLettered, &count} {
+		if *v, s, err = readUvarint(s); err != nil {
+			return err
+		}
+	}
+	l.returned, l.deadLettered = int64(returned), int64(deadLettered)
+	if count > uint64(len(s)) {
+		return fmt.Errorf("%w: %d returns in %d bytes", errMalformed, count, len(s))
+	}
+	l.returns = make(map[string]int, count)
+	for range count {
+		var line string
+		var n uint64
+		if line, s, err = readString(s); err != nil {
+			return err
+		}
+		if n, s, err = readUvarint(s); err != nil {
+			return err
+		}
+		l.returns[line] = int(n)
+	}
+	if count, s, err = readUvarint(s); err != nil {
+		return err
+	}
+	for range count {
+		le := &lease{}
+		var expires, maxDeliveries uint64
+		if le.id, s, err = readString(s); err != nil {
+			return err
+		}
+		for _, v := range []*uint64{&expires, &maxDeliveries} {
+			if *v, s, err = readUvarint(s); err != nil {
+				return err
+			}
+		}
+		if le.lines, s, err = readLines(s); err != nil {
+			return err
+		}
+		le.expires, le.maxDeliveries = time.UnixMilli(int64(expires)), int(maxDeliveries)
+		l.hold(le)
+		m.leases.start(le.id, l)
+	}
+	if s != "" {
+		return fmt.Errorf("%w: %d bytes after the leases", errMalformed, len(s))
 	}
 	return nil
 }

@@ -10,21 +10,38 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
-// tape is a Recorder that keeps the records in memory; max bounds a record (0: no bound).
+// tape is a Recorder that keeps the records in memory; max bounds a record (0: no bound). Lease
+// expiries record from their timers' goroutines: all reads of records go through replayInto.
 type tape struct {
+	mu      sync.Mutex
 	records [][]byte
 	max     int64
 }
 
 func (tp *tape) Record(change []byte) (uint64, Commit) {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
 	tp.records = append(tp.records, slices.Clone(change))
 	return uint64(len(tp.records)), committed{}
+}
+
+// replayInto replays every record so far into m.
+func (tp *tape) replayInto(t *testing.T, m *Memory) {
+	t.Helper()
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	for i, r := range tp.records {
+		if err := m.Replay(uint64(i+1), r); err != nil {
+			t.Fatalf("record %d: %v", i+1, err)
+		}
+	}
 }
 
 func (tp *tape) MaxChange() int64 {
@@ -121,22 +138,14 @@ func TestReplayReproducesTheLists(t *testing.T) {
 	}
 	replayed := New()
 	replayed.intN = func(int) int { t.Fatal("a replay drew a random index"); return 0 }
-	for i, r := range rec.records {
-		if err := replayed.Replay(uint64(i+1), r); err != nil {
-			t.Fatalf("record %d: %v", i+1, err)
-		}
-	}
+	rec.replayInto(t, replayed)
 	if want, got := contentsOf(t, m), contentsOf(t, replayed); !maps.EqualFunc(want, got, slices.Equal) {
 		t.Fatalf("replayed lists differ from the recorded ones")
 	}
 	checkInvariants(t, replayed)
 
 	// Records the list already holds are skipped: replaying everything again changes nothing.
-	for i, r := range rec.records {
-		if err := replayed.Replay(uint64(i+1), r); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rec.replayInto(t, replayed)
 	if want, got := contentsOf(t, m), contentsOf(t, replayed); !maps.EqualFunc(want, got, slices.Equal) {
 		t.Fatalf("a second replay changed the lists")
 	}

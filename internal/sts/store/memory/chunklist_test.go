@@ -17,7 +17,7 @@ func checkInvariants(t *testing.T, m *Memory) {
 	for name, l := range m.lists {
 		l.mu.Lock()
 		checkList(t, name, l)
-		bytes += l.bytes
+		bytes += l.size()
 		l.mu.Unlock()
 	}
 	if bytes != m.Bytes() {

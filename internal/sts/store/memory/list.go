@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
@@ -36,6 +37,17 @@ type list struct {
 	// answered before the consume is, or a crash would undo what the answer said.
 	lastCommit Commit
 
+	// leases hold lines read under a lease (lease.go), keyed by id; leasedLines and leasedBytes
+	// are their size, which the store's limits and byte count go on counting.
+	leases      map[string]*lease
+	leasedLines int
+	leasedBytes int64
+	// returns counts, per line value, how many times a lease gave the line back since it was
+	// last acknowledged (for dead letters); nil until a lease first gives one back.
+	returns map[string]int
+	// returned and deadLettered are store.ListInfo's counts.
+	returned, deadLettered int64
+
 	// waiters are the reads waiting for lines, in arrival order (wait.go).
 	waiters []*waiter
 	// testing is held while the matches of waiting FINDs run on lines brought to the list, off
@@ -60,6 +72,19 @@ func (l *list) insert(line string, pos store.Position) {
 	l.bytes += int64(len(line))
 	if l.recording {
 		l.change = appendInsert(l.change, pos, line)
+	}
+}
+
+// insertAll inserts lines at the front or the end, keeping their order.
+func (l *list) insertAll(lines []string, pos store.Position) {
+	if pos == store.First {
+		for i := len(lines) - 1; i >= 0; i-- {
+			l.insert(lines[i], store.First)
+		}
+		return
+	}
+	for _, line := range lines {
+		l.insert(line, store.Last)
 	}
 }
 
@@ -100,19 +125,129 @@ func (l *list) keep(removed []string) {
 func (l *list) replace(lines []string, size int64) {
 	l.lines = newChunkList(lines)
 	l.counts = nil
+	if len(l.leases) == 0 {
+		l.returns = nil // the map never shrinks: let it go with the lines
+	}
 	l.bytes = size
 	if l.recording {
 		l.change = appendReplace(l.change, lines)
 	}
 }
 
-// contains reports whether the list holds line, building the index on first use.
+// contains reports whether the list holds line, in its lines or its leases, building the index
+// on first use.
 func (l *list) contains(line string) bool {
 	if l.counts == nil {
-		l.counts = make(map[string]int, l.lines.len())
+		l.counts = make(map[string]int, l.lines.len()+l.leasedLines)
 		for s := range l.lines.all() {
 			l.counts[s]++
 		}
+		for _, le := range l.leases {
+			for _, s := range le.lines {
+				l.counts[s]++
+			}
+		}
 	}
 	return l.counts[line] > 0
+}
+
+// uncount takes line out of the UNIQUE index, if there is one.
+func (l *list) uncount(line string) {
+	if l.counts == nil {
+		return
+	}
+	if l.counts[line] <= 1 {
+		delete(l.counts, line)
+	} else {
+		l.counts[line]--
+	}
+}
+
+// size is the bytes the list holds, leased lines included: what the store's total counts.
+func (l *list) size() int64 { return l.bytes + l.leasedBytes }
+
+// held is the number of lines the list holds, leased lines included: what its limit counts.
+func (l *list) held() int { return l.lines.len() + l.leasedLines }
+
+// consumed forgets the returns of lines a read took for good.
+func (l *list) consumed(picked []string) {
+	if l.returns == nil {
+		return
+	}
+	for _, line := range picked {
+		delete(l.returns, line)
+	}
+}
+
+// hold puts le, whose lines remove just took out of the list, among the list's leases.
+func (l *list) hold(le *lease) {
+	if l.leases == nil {
+		l.leases = map[string]*lease{}
+	}
+	l.leases[le.id] = le
+	for _, line := range le.lines {
+		if l.counts != nil {
+			l.counts[line]++
+		}
+		l.leasedBytes += int64(len(line))
+	}
+	l.leasedLines += len(le.lines)
+}
+
+// drop takes the lines of le at index which (all of them when which < 0) out of the lease, ending
+// it when none is left, and returns them; the caller says where they go.
+func (l *list) drop(le *lease, which int) []string {
+	var gone []string
+	if which < 0 {
+		gone, le.lines = le.lines, nil
+	} else {
+		gone = []string{le.lines[which]}
+		le.lines = slices.Delete(le.lines, which, which+1)
+	}
+	for _, line := range gone {
+		l.uncount(line)
+		l.leasedBytes -= int64(len(line))
+	}
+	l.leasedLines -= len(gone)
+	if len(le.lines) == 0 {
+		delete(l.leases, le.id)
+		if le.timer != nil {
+			le.timer.Stop()
+		}
+	}
+	return gone
+}
+
+// ack drops the acknowledged lines of le (at which, or all) for good and returns their bytes.
+// Their returns are forgotten: a line added again later starts its count afresh.
+func (l *list) ack(le *lease, which int) int64 {
+	var size int64
+	for _, line := range l.drop(le, which) {
+		if l.returns != nil {
+			delete(l.returns, line)
+		}
+		size += int64(len(line))
+	}
+	return size
+}
+
+// giveBack drops the lines of le (at which, or all) and counts their returns: those returned
+// le.maxDeliveries times are dead, the others go back, which the caller inserts.
+func (l *list) giveBack(le *lease, which int) (back, dead []string) {
+	max := le.maxDeliveries
+	for _, line := range l.drop(le, which) {
+		if l.returns == nil {
+			l.returns = map[string]int{}
+		}
+		l.returns[line]++
+		if max > 0 && l.returns[line] >= max {
+			delete(l.returns, line)
+			dead = append(dead, line)
+			l.deadLettered++
+		} else {
+			back = append(back, line)
+			l.returned++
+		}
+	}
+	return back, dead
 }

@@ -28,6 +28,9 @@ type Memory struct {
 	// recorder, when set, gets a record of every change (change.go).
 	recorder Recorder
 
+	leases   leaseBook   // lease.go
+	requests requestBook // requests.go
+
 	bytes      atomic.Int64  // the bytes of all lines, reserved before a list grows (limits.go)
 	waiting    atomic.Int64  // reads waiting for lines
 	gate       chan struct{} // tokens for the matches of waiting FINDs (wait.go)
@@ -129,10 +132,16 @@ type takeRequest struct {
 	n     int
 	match func(string) (bool, error)
 	keep  bool
+	lease *leaseOrder // nil: no lease
 }
 
 // Read implements store.Store.
 func (m *Memory) Read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration) ([]string, error) {
+	return m.read(ctx, name, pos, n, keep, wait, nil)
+}
+
+// read is Read, or ReadLeased with a lease order.
+func (m *Memory) read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration, order *leaseOrder) ([]string, error) {
 	if pos != store.First && pos != store.Last && pos != store.Random {
 		return nil, fmt.Errorf("store: unknown read position %d", pos)
 	}
@@ -142,7 +151,7 @@ func (m *Memory) Read(ctx context.Context, name string, pos store.Position, n in
 	if err := m.writable(); err != nil {
 		return nil, err
 	}
-	return m.take(ctx, name, takeRequest{pos: pos, n: n, keep: keep}, wait)
+	return m.take(ctx, name, takeRequest{pos: pos, n: n, keep: keep, lease: order}, wait)
 }
 
 // Find implements store.Store.
@@ -187,7 +196,7 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 		return nil, l.settled(), &store.ShortListError{Want: req.n, Have: size}
 	}
 	m.begin(l)
-	before := l.bytes
+	before := l.size()
 	var picked []string
 	if req.match != nil {
 		picked = []string{l.remove(hit)}
@@ -197,10 +206,15 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 			picked[i] = l.remove(m.index(req.pos, l.lines.len()))
 		}
 	}
-	if req.keep {
+	switch {
+	case req.keep:
 		l.keep(picked)
+	case req.lease != nil:
+		m.holdLocked(l, picked, req.lease)
+	default:
+		l.consumed(picked)
 	}
-	m.bytes.Add(l.bytes - before)
+	m.bytes.Add(l.size() - before)
 	return picked, m.commit(l, false), nil
 }
 
@@ -260,7 +274,7 @@ func (m *Memory) addLocked(l *list, line string, pos store.Position, unique bool
 	if err := m.recordable(l.name, []string{line}); err != nil {
 		return err
 	}
-	if err := m.admit(l.lines.len()+1, int64(len(line))); err != nil {
+	if err := m.admit(l.held()+1, int64(len(line))); err != nil {
 		return err
 	}
 	l.insert(line, pos)
@@ -272,17 +286,7 @@ func (m *Memory) Insert(_ context.Context, name string, lines []string, pos stor
 	if pos != store.First && pos != store.Last {
 		return fmt.Errorf("store: cannot insert at position %d, only store.First or Last", pos)
 	}
-	return m.bringLines(name, lines, true, nil, func(l *list, _ int64) {
-		if pos == store.First {
-			for i := len(lines) - 1; i >= 0; i-- {
-				l.insert(lines[i], store.First)
-			}
-		} else {
-			for _, line := range lines {
-				l.insert(line, store.Last)
-			}
-		}
-	})
+	return m.bringLines(name, lines, true, nil, func(l *list, _ int64) { l.insertAll(lines, pos) })
 }
 
 // bringLines makes one change that brings lines, of size bytes, to the list called name (Insert,
@@ -309,9 +313,9 @@ func (m *Memory) bringLines(name string, lines []string, keepOld bool, wanted fu
 			m.bytes.Add(-reserved)
 			return nil
 		}
-		count, grow := len(lines), size-l.bytes
+		count, grow := l.leasedLines+len(lines), size-l.bytes
 		if keepOld {
-			count, grow = l.lines.len()+len(lines), size
+			count, grow = l.held()+len(lines), size
 		}
 		if err := m.readmit(count, grow, reserved); err != nil {
 			return err
@@ -410,7 +414,8 @@ func (m *Memory) Lists(context.Context) ([]store.ListInfo, error) {
 	infos := make([]store.ListInfo, len(all))
 	for i, l := range all {
 		l.mu.Lock()
-		infos[i] = store.ListInfo{Name: l.name, Length: l.lines.len(), Digest: l.digest}
+		infos[i] = store.ListInfo{Name: l.name, Length: l.lines.len(), Digest: l.digest,
+			Leased: l.leasedLines, Returned: l.returned, DeadLettered: l.deadLettered}
 		l.mu.Unlock()
 	}
 	return infos, nil
