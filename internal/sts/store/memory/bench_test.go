@@ -96,3 +96,46 @@ func BenchmarkReplace(b *testing.B) {
 		m.Replace(ctx, "l", lines, "")
 	}
 }
+
+// BenchmarkLeasedReadAndAck interleaves batches of a consuming READ FIRST and of a READ FIRST
+// with a lease followed by its ACK, on two 1 000 000-line lists under the same load, and reports
+// the time of each and the leased pair's throughput as a fraction of the plain read's (issue 13
+// asks the table server for at least 0.45 over HTTP: two requests for one). Lines are put back
+// between batches, off the clocks.
+func BenchmarkLeasedReadAndAck(b *testing.B) {
+	const batch = 1000
+	lines := numbered(benchLines)
+	m := New()
+	m.Replace(ctx, "plain", slices.Clone(lines), "")
+	m.Replace(ctx, "leased", slices.Clone(lines), "")
+	spec := store.LeaseSpec{TTL: time.Hour}
+	var plain, leased time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		for range batch {
+			if _, err := m.Read(ctx, "plain", store.First, 1, false, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		t1 := time.Now()
+		for range batch {
+			le, err := m.ReadLeased(ctx, "leased", store.First, 1, spec, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := m.Ack(ctx, store.LeaseRef{ID: le.ID}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		plain, leased = plain+t1.Sub(t0), leased+time.Since(t1)
+		for _, name := range []string{"plain", "leased"} {
+			if err := m.Insert(ctx, name, lines[:batch], store.First); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reads := float64(b.N * batch)
+	b.ReportMetric(float64(plain.Nanoseconds())/reads, "ns/read")
+	b.ReportMetric(float64(leased.Nanoseconds())/reads, "ns/leased-read+ack")
+	b.ReportMetric(float64(plain)/float64(leased), "leased/plain")
+}
