@@ -62,28 +62,39 @@ func (r *SimpleTableServerReconciler) updateStatus(ctx context.Context, sts *sts
 // updateStatusUnreadable writes what is known when the sources could not be read: Reconciling
 // (or Stalled, when the API server forbade the read) says why, and the other conditions keep what
 // they said about the generation they name, since the objects and the server were not looked at.
+// A resource that has no Ready yet (its first reconcile) gets Ready Unknown with the same reason,
+// so that it too says where it stopped.
 func (r *SimpleTableServerReconciler) updateStatusUnreadable(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, err error) error {
 	status := *sts.Status.DeepCopy()
 	p := progress{progressConverging, stsv1alpha1.ReasonSourceUnreadable, err.Error() + " (retrying)"}
 	if apierrors.IsForbidden(err) {
 		p = progress{progressStalled, stsv1alpha1.ReasonSourceUnreadable, err.Error() + ": grant the operator get/list/watch on configmaps and secrets"}
 	}
-	setConditions(&status, sts.Generation, metav1.Now(),
+	known := []metav1.Condition{
 		condition(stsv1alpha1.ConditionReconciling, isTrue(p.state == progressConverging), p.reason, p.message),
-		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message))
+		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message),
+	}
+	if meta.FindStatusCondition(status.Conditions, stsv1alpha1.ConditionReady) == nil {
+		known = append(known, condition(stsv1alpha1.ConditionReady, metav1.ConditionUnknown, p.reason, p.message))
+	}
+	setConditions(&status, sts.Generation, metav1.Now(), known...)
 	return r.writeStatus(ctx, sts, status)
 }
 
-// writeStatus writes status, and the events of the conditions that changed, only when it
-// differs from the stored one.
+// writeStatus writes status only when it differs from the stored one, and once it is written,
+// the events of the conditions that changed (a write that fails records none: the retry would
+// record them again).
 func (r *SimpleTableServerReconciler) writeStatus(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, status stsv1alpha1.SimpleTableServerStatus) error {
 	if apiequality.Semantic.DeepEqual(sts.Status, status) {
 		return nil
 	}
-	r.recordTransitions(sts, status)
-	patch := client.MergeFrom(sts.DeepCopy())
+	before := sts.DeepCopy()
 	sts.Status = status
-	return r.Status().Patch(ctx, sts, patch)
+	if err := r.Status().Patch(ctx, sts, client.MergeFrom(before)); err != nil {
+		return err
+	}
+	r.recordTransitions(before, status)
+	return nil
 }
 
 // setConditions sets each of conditions in status, as describing generation, at now (kept where
