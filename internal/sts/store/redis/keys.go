@@ -6,8 +6,13 @@ package redis
 // script touching all of them runs on Redis Cluster, where the tag picks the shard.
 type keys struct {
 	list   string // <prefix>{<name>}: the lines
-	meta   string // <prefix>{<name>}:meta: existence, digest, whether the unique index is kept
+	meta   string // <prefix>{<name>}:meta: existence, digest, whether the unique index is kept, counters
 	counts string // <prefix>{<name>}:unique: line -> count, kept once a unique ADD needed it
+	// The leases (lease.go): id -> its max deliveries and lines (cmsgpack), id -> expiry (Unix
+	// ms by Redis' clock), line -> how many times a lease gave it back, "<how>:<id>" of the
+	// leases that ended without an acknowledgement -> when to forget them, and the lines on
+	// their way to the dead-letter list, which lives in another slot.
+	leases, expires, returns, ended, dead string
 	// A bulk change is uploaded into <list>:staging:<random> first (bulk in redis.go).
 }
 
@@ -20,15 +25,20 @@ func (s *Store) keysOf(name string) keys {
 		tag = noTag + tag
 	}
 	base := s.prefix + "{" + tag + "}"
-	return keys{list: base, meta: base + ":meta", counts: base + ":unique"}
+	return keys{
+		list: base, meta: base + ":meta", counts: base + ":unique",
+		leases: base + ":leases", expires: base + ":expires", returns: base + ":returns", ended: base + ":ended", dead: base + ":dead",
+	}
 }
 
 // noTag starts the tag of a name that cannot be a hash tag by itself.
 const noTag = "\xff"
 
-// scriptKeys are the KEYS of the scripts that touch one list (scripts.go); a bulk change adds
-// its staging list.
-func (k keys) scriptKeys() []string { return []string{k.list, k.meta, k.counts} }
+// scriptKeys are the KEYS of the scripts that touch one list (scripts.go), in the order of the
+// prelude; a bulk change adds its staging list.
+func (k keys) scriptKeys() []string {
+	return []string{k.list, k.meta, k.counts, k.leases, k.expires, k.returns, k.ended, k.dead}
+}
 
 // registry is the set of every list's name: STATUS reads it instead of scanning the keyspace.
 // It lives in a slot of its own, so it is written outside the lists' scripts, once, by the
@@ -38,3 +48,18 @@ func (s *Store) registry() string { return s.prefix + "lists" }
 // channel carries the name of a list that lines were brought to, so that reads waiting on any
 // server try again.
 func (s *Store) channel() string { return s.prefix + "added" }
+
+// The keys below start with a letter after the prefix, never with the "{" of a list's keys.
+
+// dueLists is the expiry loop's schedule (lease.go): a sorted set of the names of the lists
+// whose leases or dead letters need it, by when (Unix ms by Redis' clock). It is a hint kept by
+// the servers, in a slot of its own; each list's own keys hold the truth.
+func (s *Store) dueLists() string { return s.prefix + "leases-due" }
+
+// leaseIndex names the list that holds lease id, so that the id alone finds it. It expires
+// store.LeaseMemory after the lease.
+func (s *Store) leaseIndex(id string) string { return s.prefix + "lease:" + id }
+
+// requestKey holds a client's request id (Claim, Settle): "" while the first request runs, then
+// its answer, for the request's window.
+func (s *Store) requestKey(id string) string { return s.prefix + "request:" + id }

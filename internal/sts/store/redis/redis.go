@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	mathrand "math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,7 @@ type Store struct {
 	up         atomic.Bool
 	subscribed atomic.Bool // the notification channel is listened to (wait.go)
 	waits      waits
+	due        chan struct{} // wakes the expiry loop: a change reported an earlier due time (lease.go)
 	stop       context.CancelFunc
 	stopped    sync.WaitGroup
 }
@@ -88,6 +90,16 @@ var (
 	resetScript   = goredis.NewScript(scriptReset)
 	lengthScript  = goredis.NewScript(scriptLength)
 	linesScript   = goredis.NewScript(scriptLines)
+
+	readLeasedScript  = goredis.NewScript(scriptReadLeased)
+	takeLeasedScript  = goredis.NewScript(scriptTakeLeased)
+	endScript         = goredis.NewScript(scriptEnd)
+	extendScript      = goredis.NewScript(scriptExtend)
+	expireScript      = goredis.NewScript(scriptExpire)
+	deadLettersScript = goredis.NewScript(scriptDeadLetters)
+	scheduleScript    = goredis.NewScript(scriptSchedule)
+	dueListsScript    = goredis.NewScript(scriptDueLists)
+	claimScript       = goredis.NewScript(scriptClaim)
 )
 
 // New returns a Store on o.Client. It does not wait for Redis: Up says when it answers, and
@@ -116,13 +128,15 @@ func New(o Options) (*Store, error) {
 	s := &Store{
 		client: o.Client, cmd: cmd, prefix: o.KeyPrefix, replicas: o.MinReplicas, replWait: o.ReplicaTimeout,
 		limits: o.Limits, log: o.Log, observer: obs, tomb: "\x00sts-removed-" + hex.EncodeToString(tomb),
+		due: make(chan struct{}, 1),
 	}
 	s.waits.init()
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
-	s.stopped.Add(2)
+	s.stopped.Add(3)
 	go s.watchHealth(ctx, o.HealthInterval)
 	go s.listen(ctx)
+	go s.expireLeases(ctx)
 	return s, nil
 }
 
@@ -182,40 +196,56 @@ func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, chan
 		reply, err := sc.Run(ctx, s.cmd, keys, args...).Slice()
 		return reply, s.failure(err)
 	}
-	reply, acked, err := s.runAcknowledged(ctx, sc, keys, args)
+	result, err := s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
+	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Nothing ran: the script is unknown to this Redis (a new master after a failover).
+		result, err = s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return sc.Eval(ctx, p, keys, args...) })
+	}
 	if err != nil {
 		return nil, s.failure(err)
 	}
-	if status(reply) == 0 && acked < int64(s.replicas) {
-		return nil, fmt.Errorf("%w: %d of %d replicas acknowledged the change", store.ErrNotRecorded, acked, s.replicas)
-	}
-	return reply, nil
+	return result.Slice()
 }
 
-// runAcknowledged runs the script and WAIT on one connection, since WAIT counts the replicas
-// holding that connection's writes, and returns the script's reply and WAIT's count.
-func (s *Store) runAcknowledged(ctx context.Context, sc *goredis.Script, keys []string, args []any) ([]any, int64, error) {
-	exec := func(eval func(goredis.Pipeliner) *goredis.Cmd) ([]any, int64, error) {
-		pipe := s.client.Pipeline()
-		result := eval(pipe)
-		acked := pipe.Do(ctx, "wait", s.replicas, s.replWait.Milliseconds())
-		_, _ = pipe.Exec(ctx)
-		reply, err := result.Slice()
-		if err != nil {
-			return nil, 0, err
-		}
-		n, err := acked.Int64()
-		if err != nil {
-			return nil, 0, err
-		}
-		return reply, n, nil
+// write makes a change that is no script (a lease's index entry, a request's answer), also
+// acknowledged by MinReplicas replicas when set. A reply of nil (a SET XX that found no key) is
+// no failure.
+func (s *Store) write(ctx context.Context, args ...any) error {
+	var err error
+	if s.replicas == 0 {
+		err = s.cmd.Do(ctx, args...).Err()
+	} else {
+		_, err = s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return p.Do(ctx, args...) })
 	}
-	reply, n, err := exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
-	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
-		// Nothing ran: the script is unknown to this Redis (a new master after a failover).
-		reply, n, err = exec(func(p goredis.Pipeliner) *goredis.Cmd { return sc.Eval(ctx, p, keys, args...) })
+	if errors.Is(err, goredis.Nil) {
+		return nil
 	}
-	return reply, n, err
+	return s.failure(err)
+}
+
+// acknowledged sends one command, then WAIT, on one connection, since WAIT counts the replicas
+// holding that connection's writes. It returns the command with its reply; a change that fewer
+// than MinReplicas replicas acknowledged is store.ErrNotRecorded, unless its reply's status says
+// it changed nothing. Other errors are Redis'.
+func (s *Store) acknowledged(ctx context.Context, send func(goredis.Pipeliner) *goredis.Cmd) (*goredis.Cmd, error) {
+	pipe := s.client.Pipeline()
+	result := send(pipe)
+	acked := pipe.Do(ctx, "wait", s.replicas, s.replWait.Milliseconds())
+	_, _ = pipe.Exec(ctx)
+	if err := result.Err(); err != nil && !errors.Is(err, goredis.Nil) {
+		return nil, err
+	}
+	n, err := acked.Int64()
+	if err != nil {
+		return nil, err
+	}
+	if reply, ok := result.Val().([]any); ok && status(reply) != 0 {
+		return result, nil
+	}
+	if n < int64(s.replicas) {
+		return nil, fmt.Errorf("%w: %d of %d replicas acknowledged the change", store.ErrNotRecorded, n, s.replicas)
+	}
+	return result, nil
 }
 
 // failure maps a Redis error to the store's. The backend's own words are logged, not shown to
@@ -345,36 +375,55 @@ func (s *Store) Length(ctx context.Context, name string) (int, error) {
 
 // Read implements store.Store.
 func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration) ([]string, error) {
-	p, ok := positions[pos]
-	if !ok {
-		return nil, fmt.Errorf("store: unknown read position %d", pos)
-	}
-	if n < 1 {
-		return nil, fmt.Errorf("store: cannot read %d lines", n)
+	if err := checkRead(pos, n); err != nil {
+		return nil, err
 	}
 	k := s.keysOf(name)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
-		args := []any{p, n, flag(keep), s.tomb}
-		if pos == store.Random {
-			for range n {
-				args = append(args, mathrand.Float64())
-			}
-		}
-		reply, err := s.run(ctx, readScript, k.scriptKeys(), true, args...)
+		reply, err := s.run(ctx, readScript, k.scriptKeys(), true, readArgs(pos, n, flag(keep), s.tomb)...)
 		if err != nil {
 			return nil, err
 		}
-		switch status(reply) {
-		case 0:
-			return lines(reply[1]), nil
-		case 1:
-			return nil, store.ErrNotLoaded
-		case 2:
-			return nil, store.ErrEmpty
+		if st := status(reply); st != 0 {
+			return nil, readFailure(st, reply[len(reply)-1], n)
 		}
-		have, _ := reply[1].(int64)
-		return nil, &store.ShortListError{Want: n, Have: int(have)}
+		return lines(reply[1]), nil
 	})
+}
+
+func checkRead(pos store.Position, n int) error {
+	if _, ok := positions[pos]; !ok {
+		return fmt.Errorf("store: unknown read position %d", pos)
+	}
+	if n < 1 {
+		return fmt.Errorf("store: cannot read %d lines", n)
+	}
+	return nil
+}
+
+// readArgs is the ARGV of a read from the position on: the position, n, the script's own
+// arguments, then for Random the fractions that pick the indexes (pick, in scripts.go).
+func readArgs(pos store.Position, n int, own ...any) []any {
+	args := append([]any{positions[pos], n}, own...)
+	if pos == store.Random {
+		for range n {
+			args = append(args, mathrand.Float64())
+		}
+	}
+	return args
+}
+
+// readFailure is the error of a read script's status 1 (not loaded), 2 (empty) or 3 (too short,
+// with the list's length last in the reply).
+func readFailure(status int64, have any, want int) error {
+	switch status {
+	case 1:
+		return store.ErrNotLoaded
+	case 2:
+		return store.ErrEmpty
+	}
+	n, _ := have.(int64)
+	return &store.ShortListError{Want: want, Have: int(n)}
 }
 
 // FIND reads the list in pages that grow from firstPage to maxPage lines, so that a hit near the
@@ -388,20 +437,29 @@ const (
 	takeSlack = 1024
 )
 
-// Find implements store.Store. The first page is read by a script, which says whether the list
-// exists; the next ones with plain LRANGEs, which cost Redis a fifth of a script's page. Each
-// line the scan accepts is taken with a script that checks it is still there; one that another
-// server took first is passed over for the next match, so that FINDs racing for the same lines
-// make progress instead of scanning again.
+// Find implements store.Store.
 func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
+	keys := s.keysOf(name).scriptKeys()
+	return s.find(ctx, name, match, wait, func(line string, within int) (bool, error) {
+		reply, err := s.run(ctx, takeScript, keys, true, line, flag(keep), within)
+		return err == nil && status(reply) == 0, err
+	})
+}
+
+// find is FIND's scan, for Find and FindLeased: the first page is read by a script, which says
+// whether the list exists; the next ones with plain LRANGEs, which cost Redis a fifth of a
+// script's page. Each line the scan accepts goes to take with how far from the front to look for
+// it, which takes it with a script that checks it is still there, and says whether it did; one
+// that another server took first is passed over for the next match, so that FINDs racing for
+// the same lines make progress instead of scanning again.
+func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, within int) (bool, error)) (string, error) {
 	k := s.keysOf(name)
-	keys := k.scriptKeys()
 	test, tries := match, 0
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
 		if tries++; tries == 2 { // a waiting FIND's tries after its first are gated (wait.go)
 			test = s.waits.gated(ctx, match)
 		}
-		reply, err := s.run(ctx, pageScript, keys, false, 0, firstPage-1)
+		reply, err := s.run(ctx, pageScript, k.scriptKeys(), false, 0, firstPage-1)
 		if err != nil {
 			return nil, err
 		}
@@ -421,12 +479,8 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 				if !ok {
 					continue
 				}
-				reply, err := s.run(ctx, takeScript, keys, true, line, flag(keep), start+i+1+takeSlack)
-				if err != nil {
-					return nil, err
-				}
-				if status(reply) == 0 {
-					return []string{line}, nil
+				if taken, err := take(line, start+i+1+takeSlack); err != nil || taken {
+					return []string{line}, err
 				}
 			}
 			if len(page) < size {
@@ -546,25 +600,11 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *gored
 	if _, err := s.limits.Measure(lines); err != nil {
 		return err
 	}
-	k := s.keysOf(name)
 	// Each try uploads the lines again: a script that runs deletes the staging list.
 	reply, err := s.creating(ctx, func(full string) ([]any, error) {
-		staging, err := s.stage(ctx, k, lines)
-		if err != nil {
-			return nil, err
-		}
-		argv := append(slices.Clip(args), len(lines), s.channel(), name, full)
-		reply, err := s.run(ctx, sc, append(k.scriptKeys(), staging), true, argv...)
-		if err != nil {
-			// The script deletes the staging list whenever it runs; not if it never did.
-			s.dropStaging(staging)
-		}
-		return reply, err
+		return s.upload(ctx, name, lines, sc, full, args...)
 	})
 	if err != nil {
-		return err
-	}
-	if err := s.register(ctx, name, reply[1]); err != nil {
 		return err
 	}
 	switch status(reply) {
@@ -576,6 +616,25 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *gored
 		return errStagingLost
 	}
 	return nil
+}
+
+// upload stages lines in the list's slot, then runs sc (Insert or Replace) with args and the
+// arguments every bulk script takes (the line count, the channel, the name, full), and registers
+// the list if the script created it.
+func (s *Store) upload(ctx context.Context, name string, lines []string, sc *goredis.Script, full string, args ...any) ([]any, error) {
+	k := s.keysOf(name)
+	staging, err := s.stage(ctx, k, lines)
+	if err != nil {
+		return nil, err
+	}
+	argv := append(slices.Clip(args), len(lines), s.channel(), name, full)
+	reply, err := s.run(ctx, sc, append(k.scriptKeys(), staging), true, argv...)
+	if err != nil {
+		// The script deletes the staging list whenever it runs; not if it never did.
+		s.dropStaging(staging)
+		return nil, err
+	}
+	return reply, s.register(ctx, name, reply[1])
 }
 
 // stage uploads lines into a new staging list of the list's slot and returns its key.
@@ -647,15 +706,15 @@ func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
 	slices.Sort(names)
 	pipe := s.client.Pipeline()
 	lengths := make([]*goredis.IntCmd, len(names))
-	digests := make([]*goredis.StringCmd, len(names))
+	metas := make([]*goredis.SliceCmd, len(names))
 	for i, name := range names {
 		k := s.keysOf(name)
 		lengths[i] = pipe.LLen(ctx, k.list)
-		digests[i] = pipe.HGet(ctx, k.meta, "digest")
+		metas[i] = pipe.HMGet(ctx, k.meta, "digest", "leased", "returned", "deadLettered")
 	}
 	if len(names) > 0 {
-		// A key of the wrong type or a missing digest fails its own command only: the list is
-		// shown with what could be read. Anything else (the connection) fails the whole answer.
+		// A key of the wrong type fails its own command only: the list is shown with what could
+		// be read. Anything else (the connection) fails the whole answer.
 		_, err := pipe.Exec(ctx)
 		var reply goredis.Error
 		if err != nil && !errors.Is(err, goredis.Nil) && !errors.As(err, &reply) {
@@ -664,7 +723,17 @@ func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
 	}
 	infos := make([]store.ListInfo, len(names))
 	for i, name := range names {
-		infos[i] = store.ListInfo{Name: name, Length: int(lengths[i].Val()), Digest: digests[i].Val()}
+		meta := make([]string, 4)
+		for j, v := range metas[i].Val() {
+			meta[j], _ = v.(string)
+		}
+		leased, _ := strconv.Atoi(meta[1])
+		returned, _ := strconv.ParseInt(meta[2], 10, 64)
+		dead, _ := strconv.ParseInt(meta[3], 10, 64)
+		infos[i] = store.ListInfo{
+			Name: name, Length: int(lengths[i].Val()), Digest: meta[0],
+			Leased: leased, Returned: returned, DeadLettered: dead,
+		}
 	}
 	return infos, nil
 }

@@ -1,15 +1,23 @@
 package redis
 
+import (
+	"strconv"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
 // The Lua scripts that make every change to a list one atomic step in Redis, whichever server
 // runs it. Each touches only the keys of one list, all in the list's hash slot (keys.go), so they
 // run on Redis Cluster too. A script checks the list key's type before it writes anything: Redis
 // does not undo a script's earlier writes when a later command fails, so a key of the wrong type
 // (someone SET a string where a list lives) must stop it first.
 //
-// KEYS[1] is the list, KEYS[2] its meta hash (field "created" marks that the list exists, since
-// Redis deletes an empty LIST key; "digest" is store.ListInfo.Digest; "indexed" says the unique
-// index KEYS[3] is kept), KEYS[3] the unique index (line -> count), KEYS[4] when present a staging
-// list that a bulk change was uploaded into.
+// KEYS are a list's keys (keys.go): KEYS[1] the list, KEYS[2] its meta hash (field "created" marks
+// that the list exists, since Redis deletes an empty LIST key; "digest" is store.ListInfo.Digest;
+// "indexed" says the unique index KEYS[3] is kept; "leased", "returned" and "deadLettered" are
+// the lease counters of store.ListInfo; "due" and "deadClaim" are the lease scripts'), KEYS[3]
+// the unique index (line -> count), KEYS[4] to KEYS[8] the leases' keys (lease scripts, below),
+// KEYS[9] when present a staging list that a bulk change was uploaded into.
 //
 // Replies are arrays whose first element is a status: 0 done, then the script's own codes. A
 // script that creates a list replies a second element, 1 while the list's name is not in the
@@ -20,12 +28,15 @@ package redis
 
 // prelude is shared by every script.
 const prelude = `
-local list, meta, counts, staging = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local list, meta, counts, leases, expires, returns, ended, dead, staging = unpack(KEYS)
 
--- wrongType checks every key the script may write: a list and two hashes, or none yet.
-local function wrongType()
-  for key, want in pairs({[list] = 'list', [meta] = 'hash', [counts] = 'hash'}) do
-    local t = redis.call('TYPE', key)['ok']
+-- wrongType checks the list, its meta hash and its unique index, and the other keys the script
+-- may write: each of its type, or none yet.
+local function wrongType(...)
+  local types = {[list] = 'list', [meta] = 'hash', [counts] = 'hash', [leases] = 'hash',
+    [expires] = 'zset', [returns] = 'hash', [ended] = 'zset', [dead] = 'list'}
+  for _, key in ipairs({list, meta, counts, ...}) do
+    local t, want = redis.call('TYPE', key)['ok'], types[key]
     if t ~= want and t ~= 'none' then
       return redis.error_reply('WRONGTYPE the key ' .. key .. ' holds a ' .. t .. ', not a ' .. want .. ': sts changes nothing in it')
     end
@@ -54,16 +65,23 @@ local function indexed()
   return redis.call('HEXISTS', meta, 'indexed') == 1
 end
 
+-- lent is how many lines the list lent (under leases, or on their way to the dead letters): they
+-- may come back at any time, so its line limit counts them.
+local function lent()
+  return tonumber(redis.call('HGET', meta, 'leased')) or 0
+end
+
 -- unstaged is the reply {code, second} of a bulk change that is not made: its staged lines go.
 local function unstaged(code, second)
   redis.call('DEL', staging)
   return {code, second or 0}
 end
 
--- unindex takes removed lines out of the unique index, or drops the index with the last line.
+-- unindex takes removed lines out of the unique index, or drops the index with the last line
+-- the list holds.
 local function unindex(lines)
   if not indexed() then return end
-  if redis.call('LLEN', list) == 0 then
+  if redis.call('LLEN', list) == 0 and redis.call('HLEN', leases) == 0 and redis.call('LLEN', dead) == 0 then
     redis.call('DEL', counts)
     redis.call('HDEL', meta, 'indexed')
     return
@@ -78,11 +96,60 @@ local function reindex(lines)
   for _, l in ipairs(lines) do redis.call('HINCRBY', counts, l, 1) end
 end
 
--- push appends lines in chunks: unpack is bounded by Lua's C stack.
+-- push adds lines in chunks (unpack is bounded by Lua's C stack): RPUSH appends them in order,
+-- LPUSH puts them at the front in reverse order.
 local function push(cmd, key, lines)
   for i = 1, #lines, 1000 do
     redis.call(cmd, key, unpack(lines, i, math.min(i + 999, #lines)))
   end
+end
+
+-- consumed forgets lines taken for good: the unique index no longer counts them, and their
+-- returns (lease scripts) are forgotten, so that a line added again later starts its count afresh.
+local function consumed(lines)
+  unindex(lines)
+  if redis.call('EXISTS', returns) == 0 then return end
+  for i = 1, #lines, 1000 do
+    redis.call('HDEL', returns, unpack(lines, i, math.min(i + 999, #lines)))
+  end
+end
+
+-- pick removes n lines one after the other at pos (F, L, or R with the fractions ARGV[from] to
+-- ARGV[from + n - 1]) and returns them; or nil, then 1 (not loaded), 2 (empty) or 3 and the
+-- list's length (too short).
+local function pick(pos, n, tomb, from)
+  if not exists() then return nil, 1 end
+  local size = redis.call('LLEN', list)
+  if size == 0 then return nil, 2 end
+  if n > size then return nil, 3, size end
+  if pos == 'F' then return redis.call('LPOP', list, n) end
+  if pos == 'L' then return redis.call('RPOP', list, n) end
+  local picked = {}
+  for i = 1, n do
+    local len = size - i + 1
+    local idx = math.floor(tonumber(ARGV[from + i - 1]) * len)
+    if idx >= len then idx = len - 1 end
+    if idx == 0 then
+      picked[i] = redis.call('LPOP', list)
+    elseif idx == len - 1 then
+      picked[i] = redis.call('RPOP', list)
+    else
+      picked[i] = redis.call('LINDEX', list, idx)
+      redis.call('LSET', list, idx, tomb)
+      if idx < len / 2 then redis.call('LREM', list, 1, tomb) else redis.call('LREM', list, -1, tomb) end
+    end
+  end
+  return picked
+end
+
+-- remove takes out the line that FIND's scan chose, if it is still among the first within lines
+-- (lines come and go at the ends, so it can only have moved by what was added at the front), and
+-- says whether it did. Otherwise another server took it, or moved it to the end with KEEP: the
+-- scan goes on to its next hit, instead of LREM walking the whole list to the moved copy.
+local function remove(line, within)
+  if not redis.call('LPOS', list, line, 'MAXLEN', within) then return false end
+  redis.call('LREM', list, 1, line)
+  return true
 end
 
 local function notify(channel, name)
@@ -99,37 +166,11 @@ end
 // overwritten with the tombstone, which LREM then removes from the nearer end, so it costs the
 // distance to that end (compared in C, a few ns a line) rather than a copy of the list.
 const scriptRead = prelude + `
-local err = wrongType()
+local err = wrongType(returns)
 if err then return err end
-if not exists() then return {1} end
-local size = redis.call('LLEN', list)
-if size == 0 then return {2} end
-local n = tonumber(ARGV[2])
-if n > size then return {3, size} end
-local pos, keep, tomb = ARGV[1], ARGV[3] == '1', ARGV[4]
-local picked
-if pos == 'F' then
-  picked = redis.call('LPOP', list, n)
-elseif pos == 'L' then
-  picked = redis.call('RPOP', list, n)
-else
-  picked = {}
-  for i = 1, n do
-    local len = size - i + 1
-    local idx = math.floor(tonumber(ARGV[4 + i]) * len)
-    if idx >= len then idx = len - 1 end
-    if idx == 0 then
-      picked[i] = redis.call('LPOP', list)
-    elseif idx == len - 1 then
-      picked[i] = redis.call('RPOP', list)
-    else
-      picked[i] = redis.call('LINDEX', list, idx)
-      redis.call('LSET', list, idx, tomb)
-      if idx < len / 2 then redis.call('LREM', list, 1, tomb) else redis.call('LREM', list, -1, tomb) end
-    end
-  end
-end
-if keep then push('RPUSH', list, picked) else unindex(picked) end
+local picked, status, size = pick(ARGV[1], tonumber(ARGV[2]), ARGV[4], 5)
+if not picked then return {status, size} end
+if ARGV[3] == '1' then push('RPUSH', list, picked) else consumed(picked) end
 return {0, picked}
 `
 
@@ -139,18 +180,14 @@ if not exists() then return {1} end
 return {0, redis.call('LRANGE', list, tonumber(ARGV[1]), tonumber(ARGV[2]))}
 `
 
-// scriptTake removes a line that FIND's scan chose, if it is still where the scan saw it or near
-// (lines come and go at the ends, so it can only have moved by what was added at the front).
-// ARGV: line, keep (1/0), how far from the front to look. Replies {0} taken, {1} gone (another
-// server took it, or moved it to the end with KEEP): the scan goes on to its next hit, instead of
-// LREM walking the whole list to the moved copy.
+// scriptTake removes a line that FIND's scan chose (remove). ARGV: line, keep (1/0), how far from
+// the front to look. Replies {0} taken, {1} gone.
 const scriptTake = prelude + `
-local err = wrongType()
+local err = wrongType(returns)
 if err then return err end
 local line = ARGV[1]
-if not redis.call('LPOS', list, line, 'MAXLEN', tonumber(ARGV[3])) then return {1} end
-redis.call('LREM', list, 1, line)
-if ARGV[2] == '1' then redis.call('RPUSH', list, line) else unindex({line}) end
+if not remove(line, tonumber(ARGV[3])) then return {1} end
+if ARGV[2] == '1' then redis.call('RPUSH', list, line) else consumed({line}) end
 return {0}
 `
 
@@ -165,14 +202,20 @@ local line = ARGV[1]
 local created = create()
 if ARGV[3] == '1' then
   if not indexed() then
+    -- Lent lines count too: they may come back.
     local all = redis.call('LRANGE', list, 0, -1)
+    for _, p in ipairs(redis.call('HVALS', leases)) do
+      local _, lines = cmsgpack.unpack(p)
+      for _, l in ipairs(lines) do all[#all + 1] = l end
+    end
+    for _, l in ipairs(redis.call('LRANGE', dead, 0, -1)) do all[#all + 1] = l end
     for _, l in ipairs(all) do redis.call('HINCRBY', counts, l, 1) end
     redis.call('HSET', meta, 'indexed', '1')
   end
   if redis.call('HEXISTS', counts, line) == 1 then return {1, created} end
 end
 local max = tonumber(ARGV[4])
-if max > 0 and redis.call('LLEN', list) + 1 > max then return {2, created} end
+if max > 0 and redis.call('LLEN', list) + lent() + 1 > max then return {2, created} end
 if ARGV[2] == 'F' then redis.call('LPUSH', list, line) else redis.call('RPUSH', list, line) end
 reindex({line})
 notify(ARGV[5], ARGV[6])
@@ -188,7 +231,7 @@ if noRoom() then return {4, 0} end
 return {0, create()}
 `
 
-// scriptInsert is LOAD FIRST/LAST: the lines staged in KEYS[4] go to the front or the end, in
+// scriptInsert is LOAD FIRST/LAST: the lines staged in KEYS[9] go to the front or the end, in
 // their order. ARGV: position (F or L), the most lines a list may hold, how many lines were
 // staged, the notification channel, the list's name, full. Replies {0, unregistered},
 // {2, unregistered} list full, {3, 0} the staged lines are not all there (lost in a failover,
@@ -205,7 +248,7 @@ if noRoom() then
 end
 local created = create()
 local max = tonumber(ARGV[2])
-if max > 0 and redis.call('LLEN', list) + n > max then
+if max > 0 and redis.call('LLEN', list) + lent() + n > max then
   return unstaged(2, created)
 end
 if n == 0 then return {0, created} end
@@ -220,13 +263,13 @@ return {0, created}
 `
 
 // scriptReplace is INITFILE, LOAD REPLACE and the startup loads: the list becomes the lines
-// staged in KEYS[4] (none staged: empty). ARGV: digest ("" for none), once (1: keep a list whose
+// staged in KEYS[9] (none staged: empty). ARGV: digest ("" for none), once (1: keep a list whose
 // digest is this one), the most lines a list may hold, how many lines were staged, the
 // notification channel, the list's name, full. Replies {0, unregistered}, {1, 0} kept, {2, 0} list
 // full, {3, 0} the staged lines are not all there: nothing is changed; {4, 0} no room for a new
 // list.
 const scriptReplace = prelude + `
-local err = wrongType()
+local err = wrongType(returns)
 if err then return err end
 local digest = ARGV[1]
 if ARGV[2] == '1' and digest ~= '' and redis.call('HGET', meta, 'digest') == digest then
@@ -237,7 +280,7 @@ if n ~= tonumber(ARGV[4]) then
   return unstaged(3)
 end
 local max = tonumber(ARGV[3])
-if max > 0 and n > max then
+if max > 0 and n + lent() > max then
   return unstaged(2)
 end
 if noRoom() then
@@ -252,6 +295,8 @@ else
 end
 redis.call('DEL', counts)
 redis.call('HDEL', meta, 'indexed')
+-- The returns go with the lines they counted, unless leases may still give some back.
+if redis.call('HLEN', leases) == 0 then redis.call('DEL', returns) end
 if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', meta, 'digest', digest) end
 if n > 0 then notify(ARGV[5], ARGV[6]) end
 return {0, created}
@@ -281,4 +326,262 @@ if not exists() then return {1} end
 local err = wrongType()
 if err then return err end
 return {0, redis.call('LRANGE', list, 0, -1)}
+`
+
+// The lease scripts (lease.go) begin with leasePrelude. ARGV[1] and ARGV[2] are the notification
+// channel and the list's name, then each script's own. Their time is Redis' (TIME, replicated as
+// the script's effects), so that every server agrees on when a lease runs out.
+//
+// KEYS[4] holds the running leases (id -> cmsgpack of max deliveries and lines), KEYS[5] their
+// expiries (a sorted set of ids, by Unix ms), KEYS[6] the returns per line value, KEYS[7] the
+// leases that ended without an acknowledgement ("<how>:<id>", by when to forget them), KEYS[8]
+// the lines bound for the dead-letter list (scriptDeadLetters). The meta hash counts "leased"
+// lines (those of KEYS[4] and KEYS[8]), "returned" and "deadLettered" ones, and keeps "due", when
+// the list next needs the expiry loop.
+//
+// Every lease script first gives back the lines of the leases that have run out (expire), and
+// replies through answer: {status, due, earlier, dead, ...}, where due is when the list next
+// needs the expiry loop (-1: never), earlier 1 when that is earlier than the list needed before
+// (the server then tells the loop's schedule, which is in another slot), and dead 1 when lines
+// wait to be moved to the dead letters.
+var leasePrelude = prelude + `
+local channel, name = ARGV[1], ARGV[2]
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local memory = ` + strconv.FormatInt(store.LeaseMemory.Milliseconds(), 10) + `
+local brought = false
+
+-- hold puts lines, just taken from the list, under lease id for ttl ms and returns its expiry.
+local function hold(id, lines, ttl, max)
+  local expiry = now + ttl
+  redis.call('HSET', leases, id, cmsgpack.pack(max, lines))
+  redis.call('ZADD', expires, expiry, id)
+  redis.call('HINCRBY', meta, 'leased', #lines)
+  return expiry
+end
+
+-- finish ends lease id, or only its line at index at. Acknowledged ('acked'), the lines are
+-- consumed. Otherwise ('expired', 'released') each line's return is counted, and it goes back to
+-- the list at pos (F or L, keeping the lease's order) or, once it has come back max deliveries
+-- times, to KEYS[8], on its way to the dead letters: still counted as leased until it is there.
+local function finish(id, how, pos, at)
+  local max, lines = cmsgpack.unpack(redis.call('HGET', leases, id))
+  local gone = lines
+  if at then gone = {table.remove(lines, at)} end
+  if at and #lines > 0 then
+    redis.call('HSET', leases, id, cmsgpack.pack(max, lines))
+  else
+    local expiry = tonumber(redis.call('ZSCORE', expires, id))
+    redis.call('HDEL', leases, id)
+    redis.call('ZREM', expires, id)
+    if how ~= 'acked' then redis.call('ZADD', ended, math.min(now, expiry) + memory, how .. ':' .. id) end
+  end
+  if how == 'acked' then
+    redis.call('HINCRBY', meta, 'leased', -#gone)
+    consumed(gone)
+    return
+  end
+  local back = {}
+  for _, l in ipairs(gone) do
+    local returned = redis.call('HINCRBY', returns, l, 1)
+    if max > 0 and returned >= max then
+      redis.call('HDEL', returns, l)
+      redis.call('RPUSH', dead, l)
+    else
+      back[#back + 1] = l
+    end
+  end
+  if #back == 0 then return end
+  redis.call('HINCRBY', meta, 'leased', -#back)
+  redis.call('HINCRBY', meta, 'returned', #back)
+  if pos == 'F' then
+    local reversed = {}
+    for i = #back, 1, -1 do reversed[#reversed + 1] = back[i] end
+    push('LPUSH', list, reversed)
+  else
+    push('RPUSH', list, back)
+  end
+  brought = true
+end
+
+-- expire gives back the lines of the leases that have run out, at the front, the earliest
+-- lease's first (it was read first), and forgets the ended leases whose memory ran out.
+local function expire()
+  local due = redis.call('ZRANGEBYSCORE', expires, '-inf', now)
+  for i = #due, 1, -1 do finish(due[i], 'expired', 'F') end
+  redis.call('ZREMRANGEBYSCORE', ended, '-inf', now)
+end
+
+-- begin checks the keys' types, then expires; it returns an error reply, or nil to go on.
+local function begin()
+  local err = wrongType(leases, expires, returns, ended, dead)
+  if err then return err end
+  expire()
+  return nil
+end
+
+-- locate finds the running lease named by id or, when id is '', the one that holds line and
+-- expires first, with the index of the line in it. It returns the lease's id and that index
+-- (nil by id), or nil, nil and how the lease ended (nil when it is unknown: never given,
+-- acknowledged or forgotten).
+local function locate(id, line)
+  if id ~= '' then
+    if redis.call('HEXISTS', leases, id) == 1 then return id end
+    for _, how in ipairs({'expired', 'released'}) do
+      if redis.call('ZSCORE', ended, how .. ':' .. id) then return nil, nil, how end
+    end
+    return nil
+  end
+  for from = 0, math.huge, 64 do
+    local ids = redis.call('ZRANGE', expires, from, from + 63)
+    if #ids == 0 then return nil end
+    for _, lid in ipairs(ids) do
+      local _, lines = cmsgpack.unpack(redis.call('HGET', leases, lid))
+      for i, l in ipairs(lines) do
+        if l == line then return lid, i end
+      end
+    end
+  end
+end
+
+-- answer ends every lease script: it wakes the reads waiting on the list if lines came back,
+-- records when the list next needs the expiry loop (now while dead letters wait), and replies.
+local function answer(status, ...)
+  if brought then notify(channel, name) end
+  local waiting = redis.call('LLEN', dead) > 0
+  local due
+  if waiting then
+    due = now
+  else
+    due = tonumber(redis.call('ZRANGE', expires, 0, 0, 'WITHSCORES')[2])
+  end
+  local was = tonumber(redis.call('HGET', meta, 'due'))
+  if due ~= was then
+    if due then redis.call('HSET', meta, 'due', due) else redis.call('HDEL', meta, 'due') end
+  end
+  local earlier = due and (not was or due < was)
+  return {status, due or -1, earlier and 1 or 0, waiting and 1 or 0, ...}
+end
+`
+
+// scriptReadLeased is READ with a lease. ARGV: channel, name, position, n, the tombstone, the
+// lease's id, ttl (ms), max deliveries, then for R the fractions (scriptRead). Replies
+// answer(0, expiry, lines), or scriptRead's failures through answer: 1, 2, or 3 and the length.
+var scriptReadLeased = leasePrelude + `
+local err = begin()
+if err then return err end
+local picked, status, size = pick(ARGV[3], tonumber(ARGV[4]), ARGV[5], 9)
+if not picked then return answer(status, size) end
+return answer(0, hold(ARGV[6], picked, tonumber(ARGV[7]), tonumber(ARGV[8])), picked)
+`
+
+// scriptTakeLeased takes the line FIND's scan chose under a lease. ARGV: channel, name, line, how
+// far from the front to look, the lease's id, ttl (ms), max deliveries. Replies answer(0,
+// expiry), answer(1) gone.
+var scriptTakeLeased = leasePrelude + `
+local err = begin()
+if err then return err end
+if not remove(ARGV[3], tonumber(ARGV[4])) then return answer(1) end
+return answer(0, hold(ARGV[5], {ARGV[3]}, tonumber(ARGV[6]), tonumber(ARGV[7])))
+`
+
+// scriptEnd is Ack and Release. ARGV: channel, name, the lease's id (empty for one by line), the
+// line, how ('acked' or 'released'), position (F or L). Replies answer(0), answer(1) no such
+// lease, answer(2, how) it ended: a release of a lease that ended is done already, and succeeds.
+var scriptEnd = leasePrelude + `
+local err = begin()
+if err then return err end
+local id, at, how = locate(ARGV[3], ARGV[4])
+if id then
+  finish(id, ARGV[5], ARGV[6], at)
+  return answer(0)
+end
+if how and ARGV[5] == 'released' then return answer(0) end
+return answer(how and 2 or 1, how)
+`
+
+// scriptExtend is Extend. ARGV: channel, name, the lease's id (empty for one by line), the line, ttl
+// (ms). Replies answer(0, id, expiry), or scriptEnd's failures.
+var scriptExtend = leasePrelude + `
+local err = begin()
+if err then return err end
+local id, _, how = locate(ARGV[3], ARGV[4])
+if not id then return answer(how and 2 or 1, how) end
+local expiry = now + tonumber(ARGV[5])
+redis.call('ZADD', expires, expiry, id)
+return answer(0, id, expiry)
+`
+
+// scriptExpire is the expiry loop's visit: begin does it all. ARGV: channel, name. Replies
+// answer(0).
+var scriptExpire = leasePrelude + `
+local err = begin()
+if err then return err end
+return answer(0)
+`
+
+// scriptDeadLetters moves the lines waiting in KEYS[8] to the dead-letter list, a batch at a time:
+// the server copies a batch into that list (another slot), then calls again to drop it here, so
+// that a crash between the two copies a batch twice at worst, and never loses it. The batch is
+// claimed (meta field "deadClaim": "<token> <ms>") so that servers moving at once do not both
+// copy it; a claim older than the given staleness is a server that died, and is taken over.
+// ARGV: channel, name, the mover's token, how many lines its last batch copied (0 at first), the
+// batch's size, the staleness (ms). Replies answer(0, lines of the next batch; none when all are
+// moved), answer(1) another server took the claim over, answer(2) another server is moving them.
+var scriptDeadLetters = leasePrelude + `
+local err = begin()
+if err then return err end
+local token, moved = ARGV[3], tonumber(ARGV[4])
+local owner, since = string.match(redis.call('HGET', meta, 'deadClaim') or '', '^(%S+) (%d+)$')
+local mine = owner == token
+if moved > 0 then
+  if not mine then return answer(1) end
+  local lines = redis.call('LRANGE', dead, 0, moved - 1)
+  redis.call('LTRIM', dead, moved, -1)
+  redis.call('HINCRBY', meta, 'leased', -moved)
+  redis.call('HINCRBY', meta, 'deadLettered', moved)
+  unindex(lines)
+end
+if redis.call('LLEN', dead) == 0 then
+  if mine then redis.call('HDEL', meta, 'deadClaim') end
+  return answer(0)
+end
+if owner and not mine and now - tonumber(since) < tonumber(ARGV[6]) then return answer(2) end
+redis.call('HSET', meta, 'deadClaim', token .. ' ' .. now)
+return answer(0, redis.call('LRANGE', dead, 0, tonumber(ARGV[5]) - 1))
+`
+
+// scriptSchedule sets a list's entry in the expiry loop's schedule (KEYS[1], keys.go). ARGV: the
+// list's name, when it next needs the loop (-1: never), and for the loop's own report the score
+// it saw before its visit (empty for a change's report). Replies {0} set, {1} kept.
+const scriptSchedule = `
+local key, name = KEYS[1], ARGV[1]
+local cur, due, seen = tonumber(redis.call('ZSCORE', key, name)), tonumber(ARGV[2]), tonumber(ARGV[3])
+if seen then
+  -- The loop's visit stands only if no change reported since it looked: the change's is newer.
+  if cur ~= seen then return {1} end
+elseif cur and cur <= due then
+  -- A change keeps an earlier entry, unless that one is due: a loop visiting the list may have
+  -- looked before the change, and would drop the entry.
+  local clock = redis.call('TIME')
+  if cur > tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) then return {1} end
+end
+if due < 0 then redis.call('ZREM', key, name) else redis.call('ZADD', key, due, name) end
+return {0}
+`
+
+// scriptDueLists reads the expiry loop's schedule (KEYS[1]) with Redis' clock. ARGV: how many
+// entries. Replies {now, name, due, name, due, ...}: the earliest entries.
+const scriptDueLists = `
+local clock = redis.call('TIME')
+local reply = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
+table.insert(reply, 1, tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
+return reply
+`
+
+// scriptClaim is Claim: KEYS[1] is the request's key; ARGV: the window (ms). Replies {0} claimed
+// (the key now holds "", the first request running), or {1, what the key holds}.
+const scriptClaim = `
+if redis.call('SET', KEYS[1], '', 'NX', 'PX', ARGV[1]) then return {0} end
+return {1, redis.call('GET', KEYS[1])}
 `

@@ -1,0 +1,342 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// Leases (store/lease.go). A list's leases live in its own slot (keys.go), changed by the lease
+// scripts (scripts.go), with Redis' clock. Two things live elsewhere, in slots of their own, and
+// are written by the server after a script: the lease index (an id to its list, so that an id
+// alone finds its lease), and the expiry loop's schedule (the lists whose leases or dead letters
+// need it, by when).
+//
+// Expiry. Every lease script first gives back what has run out in its list, so a list whose
+// leases are in use is never late. The others are the loop's (expireLeases): each Store runs one,
+// which visits the lists the schedule says are due with scriptExpire, and sleeps until the next
+// is due, a second at most, since other servers schedule too; a loop with no lease anywhere
+// costs one small script a second. The schedule is a hint: a script records the list's truth
+// (meta "due") and replies when it is earlier than before, and the server then reports it
+// (scriptSchedule), without a lock between the two slots. A report of a change is newer than the
+// truth a loop visit found if it lands after the visit's look, which scriptSchedule sorts out; a
+// server that dies between its script and its report leaves the list out of the schedule, so
+// every loop also sweeps the lists' "due" fields every sweepInterval and reports them again. A
+// lease is then back at most that late, and never lost.
+//
+// Dead letters are the other change of two slots: the line leaves the list for a staging list of
+// its slot in the script that ends its lease, and the server then moves it into the dead-letter
+// list (deadLetter, scriptDeadLetters), copying before dropping, so that a crash between the two
+// copies it twice at worst, never loses it.
+
+const (
+	// dueBatch is how many entries of the schedule the loop reads at a time.
+	dueBatch = 100
+	// loopRest and loopSleep bound the loop's sleep between two looks at the schedule: at least
+	// loopRest, so that a list whose due time stays past (its dead letters are being moved by
+	// another server) does not make it spin; at most loopSleep, since other servers schedule
+	// lists without telling it.
+	loopRest  = 20 * time.Millisecond
+	loopSleep = time.Second
+	// deadClaimStale is how long a server may take to move a batch of dead letters before
+	// another takes over, as from a server that died: beyond Redis' own timeouts, a few seconds.
+	deadClaimStale = 30 * time.Second
+)
+
+// acked is how scriptEnd names an acknowledgement, beside store.LeaseReleased (and
+// store.LeaseExpired, the expiry's).
+const acked = "acked"
+
+// sweepInterval is how often each loop sweeps every list for leases missing from the schedule.
+var sweepInterval = time.Minute
+
+// ReadLeased implements store.Store.
+func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position, n int, spec store.LeaseSpec, wait time.Duration) (store.Lease, error) {
+	if err := spec.Check(); err != nil {
+		return store.Lease{}, err
+	}
+	if err := checkRead(pos, n); err != nil {
+		return store.Lease{}, err
+	}
+	id, keys := store.NewLeaseID(), s.keysOf(name).scriptKeys()
+	var expiry any
+	picked, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
+		args := append([]any{s.channel(), name}, readArgs(pos, n, s.tomb, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)...)
+		reply, err := s.run(ctx, readLeasedScript, keys, true, args...)
+		if err != nil {
+			return nil, err
+		}
+		s.after(ctx, name, reply)
+		if st := status(reply); st != 0 {
+			return nil, readFailure(st, reply[len(reply)-1], n)
+		}
+		expiry = reply[4]
+		return lines(reply[5]), nil
+	})
+	if err != nil {
+		return store.Lease{}, err
+	}
+	return s.leased(ctx, id, name, picked, expiry, spec.TTL)
+}
+
+// FindLeased implements store.Store.
+func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher, spec store.LeaseSpec, wait time.Duration) (store.Lease, error) {
+	if err := spec.Check(); err != nil {
+		return store.Lease{}, err
+	}
+	id, keys := store.NewLeaseID(), s.keysOf(name).scriptKeys()
+	var expiry any
+	line, err := s.find(ctx, name, match, wait, func(line string, within int) (bool, error) {
+		reply, err := s.run(ctx, takeLeasedScript, keys, true, s.channel(), name, line, within, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
+		if err != nil {
+			return false, err
+		}
+		s.after(ctx, name, reply)
+		if status(reply) != 0 {
+			return false, nil
+		}
+		expiry = reply[4]
+		return true, nil
+	})
+	if err != nil {
+		return store.Lease{}, err
+	}
+	return s.leased(ctx, id, name, []string{line}, expiry, spec.TTL)
+}
+
+// leased indexes a lease that a script gave, so that its id alone finds it, and returns it. Should
+// the index fail, the lines stay leased until they expire: the client, told of the failure, does
+// not have them.
+func (s *Store) leased(ctx context.Context, id, name string, lines []string, expiry any, ttl time.Duration) (store.Lease, error) {
+	if err := s.write(ctx, "set", s.leaseIndex(id), name, "px", (ttl + store.LeaseMemory).Milliseconds()); err != nil {
+		return store.Lease{}, err
+	}
+	ms, _ := expiry.(int64)
+	return store.Lease{ID: id, List: name, Lines: lines, Expires: time.UnixMilli(ms)}, nil
+}
+
+// Ack implements store.Store.
+func (s *Store) Ack(ctx context.Context, ref store.LeaseRef) error {
+	if _, err := s.onLease(ctx, ref, endScript, acked, positions[store.First]); err != nil {
+		return err
+	}
+	if ref.ID != "" {
+		// Only a lease that ended otherwise must be remembered; a failure here leaves the entry
+		// to its expiry.
+		_ = s.cmd.Del(ctx, s.leaseIndex(ref.ID)).Err()
+	}
+	return nil
+}
+
+// Release implements store.Store.
+func (s *Store) Release(ctx context.Context, ref store.LeaseRef, pos store.Position) error {
+	if pos != store.First && pos != store.Last {
+		return fmt.Errorf("%w: release to position %d, only First or Last", store.ErrBadLease, pos)
+	}
+	_, err := s.onLease(ctx, ref, endScript, store.LeaseReleased, positions[pos])
+	return err
+}
+
+// Extend implements store.Store.
+func (s *Store) Extend(ctx context.Context, ref store.LeaseRef, ttl time.Duration) (time.Time, error) {
+	if ttl <= 0 {
+		return time.Time{}, fmt.Errorf("%w: extend by %v", store.ErrBadLease, ttl)
+	}
+	reply, err := s.onLease(ctx, ref, extendScript, ttl.Milliseconds())
+	if err != nil {
+		return time.Time{}, err
+	}
+	id, _ := reply[4].(string)
+	expiry, _ := reply[5].(int64)
+	if err := s.write(ctx, "pexpireat", s.leaseIndex(id), expiry+store.LeaseMemory.Milliseconds()); err != nil {
+		return time.Time{}, err
+	}
+	return time.UnixMilli(expiry), nil
+}
+
+// onLease runs a script (scriptEnd, scriptExtend) on the lease that ref names, with ARGV the
+// channel, the list's name, the id, the line, then args: by id, on the list that the lease index
+// names. It maps the scripts' failures.
+func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Script, args ...any) ([]any, error) {
+	name := ref.List
+	if ref.ID != "" {
+		var err error
+		if name, err = s.cmd.Get(ctx, s.leaseIndex(ref.ID)).Result(); errors.Is(err, goredis.Nil) {
+			return nil, store.ErrLeaseNotFound
+		} else if err != nil {
+			return nil, s.failure(err)
+		}
+	}
+	reply, err := s.run(ctx, sc, s.keysOf(name).scriptKeys(), true, append([]any{s.channel(), name, ref.ID, ref.Line}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	s.after(ctx, name, reply)
+	switch status(reply) {
+	case 1:
+		return nil, store.ErrLeaseNotFound
+	case 2:
+		how, _ := reply[4].(string)
+		return nil, &store.LeaseEndedError{ID: ref.ID, How: how}
+	}
+	return reply, nil
+}
+
+// after does what a lease script's reply asks of the server: report an earlier due time to the
+// schedule, and move waiting dead letters. The operation itself is done: a failure here is
+// logged (failure) and left to the expiry loop, and a client that goes away does not stop it.
+func (s *Store) after(ctx context.Context, name string, reply []any) {
+	ctx = context.WithoutCancel(ctx)
+	if reply[2] == int64(1) {
+		if s.schedule(ctx, name, reply[1], "") == nil {
+			select {
+			case s.due <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if reply[3] == int64(1) {
+		_ = s.deadLetter(ctx, name)
+	}
+}
+
+// schedule reports when list name next needs the expiry loop (-1: never) to the schedule; seen is
+// the score a loop visit saw before it looked ("" for a change's report).
+func (s *Store) schedule(ctx context.Context, name string, due any, seen string) error {
+	_, err := s.run(ctx, scheduleScript, []string{s.dueLists()}, true, name, due, seen)
+	return err
+}
+
+// deadLetter moves the lines waiting in list name's dead-letter staging list into its dead-letter
+// list, a batch at a time: a copy into that list, which it creates whatever the limits (the lines
+// count already, and refusing would lose them), then a script that drops the batch from the
+// staging list. A crash between the two leaves the batch to be copied again by another server
+// once the claim is stale: a duplicate dead letter, never a lost one.
+func (s *Store) deadLetter(ctx context.Context, name string) error {
+	token := make([]byte, 8)
+	_, _ = rand.Read(token)
+	keys, dead, moved := s.keysOf(name).scriptKeys(), store.DeadLetterList(name), 0
+	for {
+		reply, err := s.run(ctx, deadLettersScript, keys, true, s.channel(), name, hex.EncodeToString(token), moved, stagingChunk, deadClaimStale.Milliseconds())
+		if err != nil || status(reply) != 0 || len(reply) < 5 {
+			return err
+		}
+		batch := lines(reply[4])
+		reply, err = s.upload(ctx, dead, batch, insertScript, "0", positions[store.Last], 0)
+		if err != nil {
+			return err
+		}
+		if status(reply) != 0 {
+			return errStagingLost
+		}
+		moved = len(batch)
+	}
+}
+
+// expireLeases is the expiry loop, until the store closes.
+func (s *Store) expireLeases(ctx context.Context) {
+	defer s.stopped.Done()
+	var swept time.Time
+	for {
+		if time.Since(swept) >= sweepInterval && s.Up() {
+			s.sweep(ctx)
+			swept = time.Now()
+		}
+		timer := time.NewTimer(s.visitDue(ctx))
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-s.due:
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+// visitDue visits the lists that the schedule says are due, and returns how long the loop may
+// sleep before it looks again.
+func (s *Store) visitDue(ctx context.Context) time.Duration {
+	reply, err := s.run(ctx, dueListsScript, []string{s.dueLists()}, false, dueBatch)
+	if err != nil || len(reply) == 0 {
+		return loopSleep
+	}
+	now, _ := reply[0].(int64)
+	for i := 1; i+1 < len(reply); i += 2 {
+		name, _ := reply[i].(string)
+		score, _ := reply[i+1].(string)
+		due, _ := strconv.ParseFloat(score, 64)
+		if int64(due) > now {
+			return min(max(time.Duration(int64(due)-now)*time.Millisecond, loopRest), loopSleep)
+		}
+		s.visit(ctx, name, score)
+	}
+	if len(reply) == 1+2*dueBatch {
+		return 0 // more may be due
+	}
+	return loopSleep
+}
+
+// visit gives back what has run out in list name and reports the list's truth to the schedule,
+// where the loop saw it due with the score seen.
+func (s *Store) visit(ctx context.Context, name, seen string) {
+	reply, err := s.run(ctx, expireScript, s.keysOf(name).scriptKeys(), true, s.channel(), name)
+	if err != nil {
+		return
+	}
+	_ = s.schedule(ctx, name, reply[1], seen)
+	if reply[3] == int64(1) {
+		_ = s.deadLetter(ctx, name)
+	}
+}
+
+// sweep reports the due time of every list that has one again, for those a server that died
+// between a script and its report left out of the schedule: one pipeline over the registry.
+func (s *Store) sweep(ctx context.Context) {
+	names, err := s.cmd.SMembers(ctx, s.registry()).Result()
+	if err != nil || len(names) == 0 {
+		return
+	}
+	pipe := s.client.Pipeline()
+	dues := make([]*goredis.StringCmd, len(names))
+	for i, name := range names {
+		dues[i] = pipe.HGet(ctx, s.keysOf(name).meta, "due")
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, name := range names {
+		if due, err := dues[i].Result(); err == nil {
+			_ = s.schedule(ctx, name, due, "")
+		}
+	}
+}
+
+// Claim implements store.Store.
+func (s *Store) Claim(ctx context.Context, id string, window time.Duration) ([]byte, bool, error) {
+	reply, err := s.run(ctx, claimScript, []string{s.requestKey(id)}, true, max(window.Milliseconds(), 1))
+	if err != nil {
+		return nil, false, err
+	}
+	if status(reply) == 0 {
+		return nil, true, nil
+	}
+	if answer, _ := reply[1].(string); answer != "" {
+		return []byte(answer), false, nil
+	}
+	return nil, false, nil
+}
+
+// Settle implements store.Store. An id whose window ended meanwhile is left free.
+func (s *Store) Settle(ctx context.Context, id string, answer []byte, window time.Duration) error {
+	if len(answer) == 0 {
+		return errors.New("store: an empty answer cannot be settled")
+	}
+	return s.write(ctx, "set", s.requestKey(id), answer, "xx", "px", max(window.Milliseconds(), 1))
+}
