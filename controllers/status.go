@@ -143,7 +143,8 @@ func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *protocol.Answer, n
 			break
 		}
 		if len(l.Name) <= maxStatusNameBytes { // the schema's bound: a longer one would fail the whole write
-			lists = append(lists, stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length})
+			lists = append(lists, stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length,
+				Leased: l.Leased, Returned: l.Returned, DeadLettered: l.DeadLettered})
 		}
 	}
 	total := ptr.Deref(s.Total, 0)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -511,5 +512,16 @@ func TestReloadRecordIsNotARollout(t *testing.T) {
 		if got := observedCurrentSpec(d); got != tc.want {
 			t.Errorf("%s: observedCurrentSpec = %v, want %v", name, got, tc.want)
 		}
+	}
+}
+
+// TestStatusListsShowLeases: each list's leased, returned and dead-lettered lines, as STATUS
+// reports them, are in status.lists.
+func TestStatusListsShowLeases(t *testing.T) {
+	logins := protocol.List{Name: "logins", Length: 5, Leased: 3, Returned: 7, DeadLettered: 1}
+	st := computeStatus(specstest.New("a"), observe(deployed(rolledOutNow, nil), answered(logins)), metav1.Now())
+	want := []stsv1alpha1.ListStatus{{Name: "logins", Length: 5, Leased: 3, Returned: 7, DeadLettered: 1}}
+	if !slices.Equal(st.Lists, want) {
+		t.Errorf("lists %+v, want %+v", st.Lists, want)
 	}
 }

@@ -374,6 +374,14 @@ type Dataset struct {
 	// mounted read-only; use it for datasets larger than a ConfigMap can hold.
 	// +optional
 	PersistentVolumeClaim *ClaimSource `json:"persistentVolumeClaim,omitempty"`
+
+	// maxDeliveries overrides server.leases.maxDeliveries for this list: a line read with a
+	// lease that comes back this many times unacknowledged goes to the list <name>.dead
+	// instead; 0 never does.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	MaxDeliveries *int32 `json:"maxDeliveries,omitempty"`
 }
 
 // KeySelector names a key of a ConfigMap or Secret in the resource's namespace.
@@ -502,6 +510,41 @@ type ServerOptions struct {
 	// naming the limit. Each absent limit is the table server's default.
 	// +optional
 	Limits ServerLimits `json:"limits,omitempty"`
+
+	// leases set how reads with a lease (LEASE=<ms>) and retried commands (REQUEST_ID) behave.
+	// Each absent field is the table server's default.
+	// +optional
+	Leases LeaseOptions `json:"leases,omitempty"`
+}
+
+// LeaseOptions mirror the table server's lease flags. A read with LEASE=<ms> holds its lines
+// until ACK; unacknowledged, they go back to the list when the lease runs out.
+type LeaseOptions struct {
+	// maxLease is the longest lease a read may ask for and an EXTEND may give, between 1s and
+	// 24h; the table server's default (1h) when absent.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="maxLease must be between 1s and 24h, e.g. 5m"
+	// +optional
+	MaxLease *metav1.Duration `json:"maxLease,omitempty"`
+
+	// maxDeliveries sends a leased line to the list <name>.dead instead of back to its list once
+	// it has come back this many times unacknowledged, so that a line every client fails on
+	// cannot loop forever; 0 (the default) never does. A dataset's maxDeliveries overrides it.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	// +optional
+	MaxDeliveries *int32 `json:"maxDeliveries,omitempty"`
+
+	// requestIDWindow is how long the answer of a command sent with REQUEST_ID is kept for its
+	// retries, between 1s and 24h; the table server's default (5m) when absent.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('24h')",message="requestIDWindow must be between 1s and 24h, e.g. 5m"
+	// +optional
+	RequestIDWindow *metav1.Duration `json:"requestIDWindow,omitempty"`
 }
 
 // Durability says whether the table server journals its lists to survive restarts.
@@ -717,8 +760,18 @@ type ListStatus struct {
 	// totalLines but not listed.
 	// +kubebuilder:validation:MaxLength=1024
 	Name string `json:"name"`
-	// length is the number of lines in the list.
+	// length is the number of lines in the list, not counting leased ones.
 	Length int64 `json:"length"`
+	// leased is the number of lines held under leases: read, not acknowledged yet.
+	// +optional
+	Leased int64 `json:"leased,omitempty"`
+	// returned is the number of leased lines that came back unacknowledged (expired or released).
+	// +optional
+	Returned int64 `json:"returned,omitempty"`
+	// deadLettered is the number of leased lines sent to the list <name>.dead after
+	// maxDeliveries returns.
+	// +optional
+	DeadLettered int64 `json:"deadLettered,omitempty"`
 }
 
 // Condition types of a SimpleTableServer. Reconciling and Stalled follow kstatus: tools such as

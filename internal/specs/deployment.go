@@ -262,7 +262,8 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	if Shared(sts) {
 		args = append(args, redisArgs(sts)...)
 	}
-	return append(args, limitArgs(opts.Limits)...)
+	args = append(args, limitArgs(opts.Limits)...)
+	return append(args, leaseArgs(sts)...)
 }
 
 // ListsOutlivePods says whether a new pod finds the lists its predecessor left, and so keeps
@@ -366,6 +367,27 @@ func limitArgs(l stsv1alpha1.ServerLimits) []string {
 	}
 	if l.MinFreeBytes != nil {
 		args = append(args, "--min-free-bytes="+strconv.FormatInt(l.MinFreeBytes.Value(), 10))
+	}
+	return args
+}
+
+// leaseArgs pass the lease options that are set, and each dataset's own maxDeliveries.
+func leaseArgs(sts *stsv1alpha1.SimpleTableServer) []string {
+	var args []string
+	l := sts.Spec.Server.Leases
+	if l.MaxLease != nil {
+		args = append(args, "--max-lease="+l.MaxLease.Duration.String())
+	}
+	if l.MaxDeliveries != nil {
+		args = append(args, "--max-deliveries="+strconv.Itoa(int(*l.MaxDeliveries)))
+	}
+	if l.RequestIDWindow != nil {
+		args = append(args, "--request-id-window="+l.RequestIDWindow.Duration.String())
+	}
+	for _, ds := range sts.Spec.Datasets {
+		if ds.MaxDeliveries != nil {
+			args = append(args, fmt.Sprintf("--max-deliveries-list=%s=%d", ds.Name, *ds.MaxDeliveries))
+		}
 	}
 	return args
 }

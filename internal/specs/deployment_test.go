@@ -420,3 +420,36 @@ func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 		t.Error("the pod template carries the spec hash")
 	}
 }
+
+func TestLeaseArgs(t *testing.T) {
+	withDeliveries := func(n int32) specstest.Option {
+		return func(s *stsv1alpha1.SimpleTableServer) {
+			s.Spec.Datasets = append(s.Spec.Datasets, stsv1alpha1.Dataset{Name: "logins", MaxDeliveries: ptr.To(n)},
+				stsv1alpha1.Dataset{Name: "coupons"})
+		}
+	}
+	tests := map[string]struct {
+		leases stsv1alpha1.LeaseOptions
+		opts   []specstest.Option
+		want   []string
+	}{
+		"none: the server's defaults": {},
+		"every option": {
+			leases: stsv1alpha1.LeaseOptions{MaxLease: &metav1.Duration{Duration: 10 * time.Minute}, MaxDeliveries: ptr.To[int32](5),
+				RequestIDWindow: &metav1.Duration{Duration: time.Minute}},
+			want: []string{"--max-lease=10m0s", "--max-deliveries=5", "--request-id-window=1m0s"},
+		},
+		"a dataset's own max deliveries, 0 included": {
+			opts: []specstest.Option{withDeliveries(0)},
+			want: []string{"--max-deliveries-list=logins=0"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			sts := specstest.New("a", append([]specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{Leases: tc.leases})}, tc.opts...)...)
+			if got := leaseArgs(sts); !slices.Equal(got, tc.want) {
+				t.Errorf("args %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
