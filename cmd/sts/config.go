@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -137,6 +138,10 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.Int64Var(&c.Limits.MaxLists, "max-lists", c.Limits.MaxLists, "most lists the server may hold; a command that would create one more is refused (0: no limit)")
 	fs.Var(byteSizeFlag{&c.MaxNameBytes}, "max-name-bytes", "longest list name (FILENAME) accepted, in bytes (0: no limit)")
 	fs.DurationVar(&c.MaxWait, "max-wait", c.MaxWait, "longest WAIT of a blocking read; a longer WAIT is shortened to it (0: reads never wait)")
+	fs.DurationVar(&c.MaxLease, "max-lease", c.MaxLease, "longest LEASE a read may take and LEASE_MS an EXTEND may give; a longer one is refused")
+	fs.IntVar(&c.MaxDeliveries, "max-deliveries", c.MaxDeliveries, "send a leased line to the list <list>.dead instead of back to its list once it has come back this many times (0: never); a read's MAX_DELIVERIES overrides it")
+	fs.Var(maxDeliveriesFlag{&c.MaxDeliveriesByList}, "max-deliveries-list", "LIST=N: --max-deliveries for the list LIST (repeatable; "+listSeparator+"-separated in the environment)")
+	fs.DurationVar(&c.RequestIDWindow, "request-id-window", c.RequestIDWindow, "how long the answer of a command sent with a REQUEST_ID is kept, to be given again to its retries")
 	fs.StringVar(&s.state.dir, "state-dir", "", "directory of the journal and snapshots that make the lists survive a restart (empty: lists live in memory only)")
 	fs.StringVar(&s.state.policy, "fsync-policy", s.state.policy, "with --state-dir, when a change is acknowledged: always (after its fsync) or interval (after its write; fsync every --fsync-interval)")
 	fs.DurationVar(&s.state.interval, "fsync-interval", s.state.interval, "fsync period of --fsync-policy interval")
@@ -228,6 +233,7 @@ func (s *settings) check(set map[string]bool) error {
 		{"max-lists", c.Limits.MaxLists},
 		{"max-name-bytes", c.MaxNameBytes},
 		{"max-wait", int64(c.MaxWait)},
+		{"max-deliveries", int64(c.MaxDeliveries)},
 		{"min-free-bytes", c.MinFreeBytes},
 		{"metrics-max-lists", int64(c.MetricsMaxLists)},
 	} {
@@ -237,6 +243,12 @@ func (s *settings) check(set map[string]bool) error {
 	}
 	if c.MaxBodyBytes <= 0 {
 		return errors.New("--max-body-bytes must be positive")
+	}
+	if c.MaxLease < time.Millisecond {
+		return errors.New("--max-lease must be at least 1ms: LEASE counts milliseconds")
+	}
+	if c.RequestIDWindow <= 0 {
+		return errors.New("--request-id-window must be positive")
 	}
 	if _, known := fsyncPolicies[s.state.policy]; !known {
 		return fmt.Errorf("--fsync-policy %q: want always or interval", s.state.policy)
@@ -402,11 +414,53 @@ func (f pairsFlag[T]) String() string {
 }
 
 func (f pairsFlag[T]) Set(v string) error {
-	key, value, found := strings.Cut(v, "=")
-	if !found || key == "" || value == "" {
-		return fmt.Errorf("want %s, got %q", f.form, v)
+	key, value, err := cutPair(v, f.form)
+	if err != nil {
+		return err
 	}
 	*f.entries = append(*f.entries, f.entry(key, value))
+	return nil
+}
+
+// cutPair splits an entry KEY=VALUE of a repeatable flag at its first '='; both must be there.
+func cutPair(v, form string) (key, value string, err error) {
+	key, value, found := strings.Cut(v, "=")
+	if !found || key == "" || value == "" {
+		return "", "", fmt.Errorf("want %s, got %q", form, v)
+	}
+	return key, value, nil
+}
+
+// maxDeliveriesFlag is --max-deliveries-list LIST=N, into a map made on its first entry.
+type maxDeliveriesFlag struct{ byList *map[string]int }
+
+func (f maxDeliveriesFlag) repeatable() {}
+
+func (f maxDeliveriesFlag) String() string {
+	if f.byList == nil {
+		return ""
+	}
+	var parts []string
+	for list, n := range *f.byList {
+		parts = append(parts, list+"="+strconv.Itoa(n))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, listSeparator)
+}
+
+func (f maxDeliveriesFlag) Set(v string) error {
+	list, value, err := cutPair(v, "LIST=N")
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%s: N must be a number of deliveries, 0 or more", v)
+	}
+	if *f.byList == nil {
+		*f.byList = map[string]int{}
+	}
+	(*f.byList)[list] = n
 	return nil
 }
 

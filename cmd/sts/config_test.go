@@ -141,6 +141,12 @@ func TestBadSettings(t *testing.T) {
 		"zero body bytes":     {args: []string{"--max-body-bytes", "0"}},
 		"zero snapshot bytes": {args: []string{"--snapshot-bytes", "0"}},
 		"negative max lists":  {args: []string{"--metrics-max-lists", "-1"}},
+		"zero max lease":      {args: []string{"--max-lease", "0s"}},
+		"sub-ms max lease":    {args: []string{"--max-lease", "500us"}},
+		"negative deliveries": {args: []string{"--max-deliveries", "-1"}},
+		"bad deliveries list": {args: []string{"--max-deliveries-list", "q=-1"}},
+		"deliveries no list":  {env: map[string]string{"STS_MAX_DELIVERIES_LIST": "=3"}},
+		"zero id window":      {args: []string{"--request-id-window", "0s"}},
 	} {
 		if _, err := resolveSettings(tc.args, env(tc.env), io.Discard); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -215,5 +221,23 @@ func TestBooleanPropertiesReadLikeJMeter(t *testing.T) {
 		if got := [3]bool{s.server.AddTimestamp, s.server.InitFilesRegex, s.server.LoadAndRunOnStartup}; got != want {
 			t.Errorf("%q: addTimestamp, initFileAtStartupRegex, loadAndRunOnStartup = %v, want %v", value, got, want)
 		}
+	}
+}
+
+// TestLeaseFlags checks the lease and REQUEST_ID settings, from the command line and from the
+// environment, where the per-list dead-letter thresholds are ;-separated.
+func TestLeaseFlags(t *testing.T) {
+	args := []string{"--max-lease=10m", "--max-deliveries=5", "--max-deliveries-list=poison=1", "--request-id-window=30s"}
+	s, err := resolveSettings(args, env(map[string]string{"STS_MAX_DELIVERIES_LIST": "ignored=9"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.server
+	if c.MaxLease != 10*time.Minute || c.MaxDeliveries != 5 || !reflect.DeepEqual(c.MaxDeliveriesByList, map[string]int{"poison": 1}) || c.RequestIDWindow != 30*time.Second {
+		t.Errorf("from the flags: %+v", c)
+	}
+	s, err = resolveSettings(nil, env(map[string]string{"STS_MAX_DELIVERIES_LIST": "a=1;b=0", "STS_REQUEST_ID_WINDOW": "1m"}), io.Discard)
+	if err != nil || !reflect.DeepEqual(s.server.MaxDeliveriesByList, map[string]int{"a": 1, "b": 0}) || s.server.RequestIDWindow != time.Minute {
+		t.Errorf("from the environment: %+v, %v", s.server, err)
 	}
 }

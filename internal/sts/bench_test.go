@@ -28,6 +28,16 @@ const benchConns = 64
 // throughput. Every answer must be 200 with a body of wantLen bytes.
 func requestsPerSecond(b *testing.B, client *http.Client, url string, n, wantLen int) float64 {
 	b.Helper()
+	return perSecond(b, n, func() error {
+		_, err := getChecked(client, url, wantLen)
+		return err
+	})
+}
+
+// perSecond runs op n times over benchConns goroutines and returns how many ran per second; an
+// error fails the benchmark.
+func perSecond(b *testing.B, n int, op func() error) float64 {
+	b.Helper()
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
@@ -35,15 +45,8 @@ func requestsPerSecond(b *testing.B, client *http.Client, url string, n, wantLen
 	for range benchConns {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
-				resp, err := client.Get(url)
-				if err != nil {
+				if err := op(); err != nil {
 					failed.Store(err)
-					return
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if err != nil || resp.StatusCode != http.StatusOK || len(body) != wantLen {
-					failed.Store(fmt.Errorf("answer %d %q (%v), want %d bytes", resp.StatusCode, body, err, wantLen))
 					return
 				}
 			}
@@ -54,6 +57,21 @@ func requestsPerSecond(b *testing.B, client *http.Client, url string, n, wantLen
 		b.Fatal(err)
 	}
 	return float64(n) / time.Since(start).Seconds()
+}
+
+// getChecked GETs url and returns the answer's header, or an error unless the answer is 200
+// with a body of wantLen bytes.
+func getChecked(client *http.Client, url string, wantLen int) (http.Header, error) {
+	resp, err := client.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || len(body) != wantLen {
+		return nil, fmt.Errorf("%s: answer %d %q (%v), want %d bytes", url, resp.StatusCode, body, err, wantLen)
+	}
+	return resp.Header, nil
 }
 
 // startBare serves a fixed body from a bare net/http handler: the baseline.
@@ -211,4 +229,40 @@ func BenchmarkReadDrainJournalVsMemory(b *testing.B) {
 	b.ReportMetric(without/rounds, "memory-req/s")
 	b.ReportMetric(withJournal/without, "ratio")
 	b.ReportMetric(float64(rounds*n)/fsyncs, "reads/fsync")
+}
+
+// BenchmarkLeasedReadAckVsConsumingRead compares consuming a line with a lease, READ LEASE then
+// ACK by its id, with READ KEEP=FALSE, over 64 keep-alive connections in the same run. The metric
+// "ratio" is the leased consumption's lines per second over the plain one's (target ≥ 0.45: the
+// lease costs a second request per line).
+func BenchmarkLeasedReadAckVsConsumingRead(b *testing.B) {
+	n := max(b.N, 2500)
+	const rounds = 8 // short rounds, alternated, so that the shared machine's drift hits both alike
+	ts := startServer(b)
+	for _, name := range []string{"plain.txt", "leased.txt"} {
+		writeLines(b, ts.dir, name, rounds*n, 20)
+		ts.expect(b, "/sts/INITFILE?FILENAME="+name, okBody(strconv.Itoa(rounds*n)))
+	}
+	bodyLen, ackLen := len(okBody(strings.Repeat("0", 20))), len(okBody(""))
+	read, leasedRead := ts.base+"/sts/READ?FILENAME=plain.txt&KEEP=FALSE", ts.base+"/sts/READ?FILENAME=leased.txt&KEEP=FALSE&LEASE=60000"
+	client := keepAliveClient(benchConns)
+	b.ResetTimer()
+	var plain, leased float64
+	for range rounds {
+		plain += requestsPerSecond(b, client, read, n, bodyLen)
+		leased += perSecond(b, n, func() error {
+			h, err := getChecked(client, leasedRead, bodyLen)
+			if err == nil {
+				_, err = getChecked(client, ts.base+"/sts/ACK?LEASE="+h.Get(leaseHeader), ackLen)
+			}
+			return err
+		})
+	}
+	b.StopTimer()
+	if l := ts.listStatus(b, "leased.txt"); l.Length != 0 || l.Leased != 0 {
+		b.Fatalf("leased.txt after the run: %+v, want every line acknowledged", l)
+	}
+	b.ReportMetric(leased/rounds, "leased-lines/s")
+	b.ReportMetric(plain/rounds, "plain-lines/s")
+	b.ReportMetric(leased/plain, "ratio")
 }

@@ -72,14 +72,21 @@ const maxWaitMillis = 1<<31 - 1
 // parseWait reads WAIT, decimal milliseconds, and caps it at Config.MaxWait (a longer wait is
 // shortened, not refused, so that a plan keeps working on a server with a lower cap).
 func (s *Server) parseWait(raw string) (time.Duration, bool) {
+	ms, ok := parseDecimal(raw, maxWaitMillis)
+	return min(time.Duration(ms)*time.Millisecond, s.cfg.MaxWait), ok
+}
+
+// parseDecimal reads a parameter of decimal digits only (no sign, no space) whose value is at
+// most max.
+func parseDecimal(raw string, max int64) (int64, bool) {
 	if raw == "" || strings.TrimLeft(raw, "0123456789") != "" {
 		return 0, false
 	}
-	ms, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || ms > maxWaitMillis {
+	n, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || n > max {
 		return 0, false
 	}
-	return min(time.Duration(ms)*time.Millisecond, s.cfg.MaxWait), true
+	return n, true
 }
 
 // readOptions parses READ_MODE and KEEP, shared by READ and READMULTI.
@@ -105,6 +112,13 @@ func (s *Server) read(req *request) reply {
 	pos, keep, fail := readOptions(cmdRead, req.params)
 	if fail != nil {
 		return s.readFailure(req, cmdRead, *fail)
+	}
+	spec, leased, fail := s.leaseOptions(cmdRead, req)
+	if fail != nil {
+		return s.readFailure(req, cmdRead, *fail)
+	}
+	if leased {
+		return s.readLeased(req, cmdRead, pos, 1, spec, wait)
 	}
 	lines, err := s.store.Read(req.ctx, req.list, pos, 1, keep, wait)
 	if err != nil {
@@ -133,6 +147,13 @@ func (s *Server) readMulti(req *request) reply {
 	if n < 1 {
 		return s.readFailure(req, cmdReadMulti, koInvalid(cmdReadMulti, "Parameter NB_LINES must be greater or equals than 1 : "+raw+" !"))
 	}
+	spec, leased, fail := s.leaseOptions(cmdReadMulti, req)
+	if fail != nil {
+		return s.readFailure(req, cmdReadMulti, *fail)
+	}
+	if leased {
+		return s.readLeased(req, cmdReadMulti, pos, int(n), spec, wait)
+	}
 	lines, err := s.store.Read(req.ctx, req.list, pos, int(n), keep, wait)
 	if err != nil {
 		return storeFailure(cmdReadMulti, req.list, err)
@@ -150,6 +171,17 @@ func (s *Server) find(req *request) reply {
 	match, keep, invalid := s.findOptions(req.params)
 	if invalid != nil {
 		return s.readFailure(req, cmdFind, *invalid)
+	}
+	spec, leased, fail := s.leaseOptions(cmdFind, req)
+	if fail != nil {
+		return s.readFailure(req, cmdFind, *fail)
+	}
+	if leased {
+		lease, err := s.store.FindLeased(req.ctx, req.list, match, spec, wait)
+		if err != nil {
+			return storeFailure(cmdFind, req.list, err)
+		}
+		return okLeased(cmdFind, lease)
 	}
 	found, err := s.store.Find(req.ctx, req.list, match, keep, wait)
 	if err != nil {
@@ -264,6 +296,7 @@ func (s *Server) reset(req *request) reply {
 func storeFailure(command, name string, err error) reply {
 	var short *store.ShortListError
 	var limit *store.LimitError
+	var ended *store.LeaseEndedError
 	switch {
 	case errors.Is(err, store.ErrNotLoaded):
 		return koNotLoaded(command, name)
@@ -276,6 +309,10 @@ func storeFailure(command, name string, err error) reply {
 		return ko(command, http.StatusNotFound, protocol.ReasonNoMatch, "Not find !")
 	case errors.Is(err, store.ErrDuplicate):
 		return ko(command, http.StatusConflict, protocol.ReasonDuplicate, "ENTRY already exists !")
+	case errors.Is(err, store.ErrLeaseNotFound):
+		return ko(command, http.StatusNotFound, protocol.ReasonLeaseNotFound, "No such lease: unknown, acknowledged, or ended too long ago !")
+	case errors.As(err, &ended):
+		return ko(command, http.StatusConflict, protocol.ReasonLeaseEnded, "Lease "+ended.How+", its lines went back !")
 	case errors.Is(err, javaregex.ErrTimeout):
 		return ko(command, http.StatusBadRequest, protocol.ReasonRegexTimeout, "Regex evaluation timed out !")
 	case errors.Is(err, javaregex.ErrTooComplex):

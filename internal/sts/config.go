@@ -54,6 +54,16 @@ type Config struct {
 	// MaxWait caps the WAIT of a blocking read: a longer one waits MaxWait. Zero turns waiting
 	// off (WAIT is then still checked, but never waits).
 	MaxWait time.Duration
+	// MaxLease is the longest lease a read may take (LEASE) or an EXTEND may give (LEASE_MS).
+	MaxLease time.Duration
+	// MaxDeliveries, when positive, sends a leased line to the list's dead letters (<list>.dead)
+	// instead of back to the list once it has gone back that many times; MaxDeliveriesByList
+	// overrides it for the lists it names, and a read's MAX_DELIVERIES both. Zero: never.
+	MaxDeliveries       int
+	MaxDeliveriesByList map[string]int
+	// RequestIDWindow is how long the answer of a request with a REQUEST_ID is kept, during
+	// which a retry with the same id is given that answer instead of running again.
+	RequestIDWindow time.Duration
 	// WaitForStartup refuses commands (HTTP 503) until LoadAtStartup has run: set it when the
 	// store is restored (from a journal) while the server already listens, so that no client
 	// sees a list before its state is back.
@@ -90,8 +100,12 @@ const (
 	DefaultMaxBodyBytes = 16 << 20
 	// DefaultMinFreeBytes is the journal's default --snapshot-bytes: room for a whole segment
 	// before the snapshot that deletes it, on a volume the journal may share with the dataset.
-	DefaultMinFreeBytes    = 64 << 20
-	DefaultMaxWait         = time.Minute
+	DefaultMinFreeBytes = 64 << 20
+	DefaultMaxWait      = time.Minute
+	DefaultMaxLease     = time.Hour
+	// DefaultRequestIDWindow outlasts the retries of an injector (a few, seconds apart) with
+	// room to spare, and keeps the answers of 5 minutes of requests at most.
+	DefaultRequestIDWindow = 5 * time.Minute
 	DefaultMetricsMaxLists = 100
 	// DefaultMaxNameBytes and DefaultMaxLists bound STATUS, whose answer lists every list: about
 	// 10 MiB at most with both.
@@ -123,6 +137,8 @@ func DefaultConfig() Config {
 		Limits:            store.Limits{MaxLists: DefaultMaxLists},
 		MaxNameBytes:      DefaultMaxNameBytes,
 		MaxWait:           DefaultMaxWait,
+		MaxLease:          DefaultMaxLease,
+		RequestIDWindow:   DefaultRequestIDWindow,
 		MetricsMaxLists:   DefaultMetricsMaxLists,
 		RegexTimeout:      DefaultRegexTimeout,
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
@@ -148,6 +164,8 @@ func (c Config) withDefaults() Config {
 	}
 	for _, dur := range []struct{ v, def *time.Duration }{
 		{&c.RegexTimeout, &d.RegexTimeout},
+		{&c.MaxLease, &d.MaxLease},
+		{&c.RequestIDWindow, &d.RequestIDWindow},
 		{&c.ReadHeaderTimeout, &d.ReadHeaderTimeout},
 		{&c.ReadTimeout, &d.ReadTimeout},
 		{&c.IdleTimeout, &d.IdleTimeout},

@@ -61,7 +61,7 @@ the date and time (yyyyMMdd'T'HH'h'mm'm'ss's.); without it the file of the same 
 <h4>Extensions (an old client never sees them)</h4>
 <p><b>JSON answers</b>: send <code>Accept: application/json</code> or the parameter FORMAT=JSON to get
 <code>{"ok":true,"command":"READ","value":"..."}</code>, with an HTTP status that says the outcome
-(400, 401, 403, 404, 409, 413, 500).<br>
+(400, 401, 403, 404, 409, 413, 422, 500, 503, 507).<br>
 {BASE}/STATUS?FORMAT=JSON</p>
 <p><b>LOAD</b> (POST): the request body is a whole file, loaded into a list. MODE=REPLACE (default),
 FIRST or LAST. Answers the number of lines loaded. SHA256=&lt;hex&gt;, when given, must be the body's
@@ -78,6 +78,26 @@ or the parameter TOKEN=&lt;token&gt;.</p>
 lines to arrive (ADD, LOAD, INITFILE), waiting reads being served in arrival order. The server caps
 the wait (--max-wait). With WAIT, every parameter is checked before the wait.<br>
 {BASE}/READ?FILENAME=queue.csv&amp;KEEP=FALSE&amp;WAIT=5000</p>
+<p><b>Leases</b>: READ, READMULTI and FIND accept LEASE=&lt;milliseconds&gt; (1 to --max-lease), which
+takes the line(s) out of the list as KEEP=FALSE does but gives them back (at the front) unless they are
+acknowledged in time; KEEP=TRUE is refused with it. The lease id comes in the header X-STS-Lease (one
+for a READMULTI's lines) and its expiry in X-STS-Lease-Expires. MAX_DELIVERIES=&lt;n&gt; (default
+--max-deliveries, 0: never) sends a line that came back n times to the list &lt;FILENAME&gt;.dead instead.<br>
+{BASE}/READ?FILENAME=queue.csv&amp;KEEP=FALSE&amp;LEASE=30000</p>
+<p><b>ACK</b>: end a lease for good, its lines consumed. LEASE=&lt;id&gt; (FILENAME may be left out), or
+FILENAME and LINE=&lt;line&gt; for the one line.<br>
+{BASE}/ACK?LEASE=&lt;id&gt;<br>
+{BASE}/ACK?FILENAME=queue.csv&amp;LINE=user1</p>
+<p><b>RELEASE</b>: give a lease's lines (LEASE or FILENAME and LINE) back at once: ADD_MODE=FIRST (default)
+or LAST.<br>
+{BASE}/RELEASE?LEASE=&lt;id&gt;&amp;ADD_MODE=LAST</p>
+<p><b>EXTEND</b>: make a lease (LEASE or FILENAME and LINE) run out LEASE_MS=&lt;milliseconds&gt; from now;
+the new expiry is in X-STS-Lease-Expires.<br>
+{BASE}/EXTEND?LEASE=&lt;id&gt;&amp;LEASE_MS=60000</p>
+<p><b>Retries</b>: a command that changes data sent with REQUEST_ID=&lt;id&gt; (1 to 128 bytes) is run once:
+a retry with the same id within --request-id-window gets the first answer and changes nothing; the same
+id with another request is refused.<br>
+{BASE}/READ?FILENAME=queue.csv&amp;KEEP=FALSE&amp;REQUEST_ID=6f1c2a</p>
 <p><b>Limits</b>: a change that would pass --max-lines-per-list, --max-total-bytes, --max-line-bytes or
 --max-lists (the number of lists), or a FILENAME longer than --max-name-bytes, is refused with
 <code>Limit exceeded: &lt;limit&gt;=&lt;value&gt;</code> and changes nothing. A FILENAME may not hold

@@ -27,6 +27,12 @@ func newJSONAnswer(rep *reply) protocol.Answer {
 		n := int64(*rep.length)
 		a.Length = &n
 	}
+	if rep.lease != "" {
+		a.Lease = &rep.lease
+	}
+	if !rep.expires.IsZero() {
+		a.Expires = &rep.expires
+	}
 	if rep.fail != nil {
 		a.Error, a.Reason = rep.fail.message, rep.fail.reason
 		return a
@@ -36,7 +42,8 @@ func newJSONAnswer(rep *reply) protocol.Answer {
 		a.Lists = make([]protocol.List, 0, len(rep.lists)) // an empty server lists [], not null
 		var total int64
 		for _, l := range rep.lists {
-			a.Lists = append(a.Lists, protocol.List{Name: l.Name, Length: int64(l.Length), LoadedSHA256: l.Digest})
+			a.Lists = append(a.Lists, protocol.List{Name: l.Name, Length: int64(l.Length), LoadedSHA256: l.Digest,
+				Leased: int64(l.Leased), Returned: l.Returned, DeadLettered: l.DeadLettered})
 			total += int64(l.Length)
 		}
 		a.Total = &total

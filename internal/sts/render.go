@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
@@ -115,9 +116,22 @@ func koHTML(message string) []byte {
 	return append(appendEscaped(append(b, koHead...), message), bodyEnd...)
 }
 
+// Headers of a leased read and of EXTEND, in both forms, so that a plan extracts the lease from
+// them whatever it parses the body with; spelt as documented (net/http would write X-Sts-Lease).
+const (
+	leaseHeader        = "X-STS-Lease"
+	leaseExpiresHeader = "X-STS-Lease-Expires"
+)
+
 // write sends rep in the form the client asked for; htmlStatus is the status of the HTML form
 // (200 for every command, as the original).
 func (s *Server) write(w http.ResponseWriter, req *request, rep reply, htmlStatus int) {
+	if rep.lease != "" {
+		w.Header()[leaseHeader] = []string{rep.lease}
+	}
+	if !rep.expires.IsZero() {
+		w.Header()[leaseExpiresHeader] = []string{rep.expires.Format(time.RFC3339Nano)}
+	}
 	switch {
 	case rep.layout == layoutExport && rep.fail == nil:
 		s.writeExport(w, rep.values)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
@@ -32,6 +33,8 @@ type reply struct {
 	lists   []store.ListInfo // STATUS
 	failed  []loadFailure    // STATUS: the startup loads that failed
 	config  []setting        // CONFIG
+	lease   string           // the id of a leased read's lease
+	expires time.Time        // when that lease, or the one EXTEND prolonged, runs out
 }
 
 // setting is one line of the CONFIG answer.
@@ -60,6 +63,22 @@ func okReply(command string) reply { return reply{command: command} }
 func okValue(command, value string) reply { return reply{command: command, value: &value} }
 
 func okLength(command string, n int) reply { return reply{command: command, length: &n} }
+
+// okLeased is the answer of a read with LEASE: its line(s), laid out as the read without LEASE
+// lays them out, and the lease.
+func okLeased(command string, lease store.Lease) reply {
+	rep := reply{command: command, lease: lease.ID, expires: leaseExpiry(lease.Expires)}
+	if command == cmdReadMulti {
+		rep.layout, rep.values = layoutMulti, lease.Lines
+	} else {
+		rep.value = &lease.Lines[0]
+	}
+	return rep
+}
+
+// leaseExpiry is a lease's expiry as answers show it, in UTC to the millisecond, so that the
+// header and the JSON form print the same text.
+func leaseExpiry(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
 
 func ko(command string, status int, reason, message string) reply {
 	return reply{command: command, fail: &failure{message: message, reason: reason, status: status}}

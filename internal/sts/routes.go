@@ -24,6 +24,9 @@ const (
 	cmdHelp      = "HELP"
 	cmdLoad      = "LOAD"
 	cmdExport    = "EXPORT"
+	cmdAck       = "ACK"
+	cmdRelease   = "RELEASE"
+	cmdExtend    = "EXTEND"
 )
 
 // route is a command and the methods it answers to; with other methods its path is an unknown
@@ -34,6 +37,11 @@ type route struct {
 	// list says the command names a list in FILENAME, its first parameter: dispatch checks that
 	// it is there and a valid list name (checkListName), and puts it in request.list.
 	list bool
+	// byLease lets FILENAME be left out when LEASE names a lease, which knows its list.
+	byLease bool
+	// changes says the command may change data, so that a REQUEST_ID answers its retries once
+	// (requestid.go).
+	changes bool
 }
 
 var (
@@ -43,19 +51,22 @@ var (
 )
 
 var routes = map[string]route{
-	cmdInitFile:  {run: (*Server).initFile, list: true},
-	cmdRead:      {run: (*Server).read, list: true},
-	cmdReadMulti: {run: (*Server).readMulti, list: true},
-	cmdAdd:       {run: (*Server).add, methods: getOrPost, list: true},
-	cmdFind:      {run: (*Server).find, methods: getOrPost, list: true},
+	cmdInitFile:  {run: (*Server).initFile, list: true, changes: true},
+	cmdRead:      {run: (*Server).read, list: true, changes: true},
+	cmdReadMulti: {run: (*Server).readMulti, list: true, changes: true},
+	cmdAdd:       {run: (*Server).add, methods: getOrPost, list: true, changes: true},
+	cmdFind:      {run: (*Server).find, methods: getOrPost, list: true, changes: true},
 	cmdLength:    {run: (*Server).length, list: true},
 	cmdStatus:    {run: (*Server).status},
-	cmdSave:      {run: (*Server).save, list: true},
-	cmdReset:     {run: (*Server).reset, list: true},
+	cmdSave:      {run: (*Server).save, list: true, changes: true},
+	cmdReset:     {run: (*Server).reset, list: true, changes: true},
 	cmdConfig:    {run: (*Server).config},
 	cmdStop:      {run: (*Server).stopCommand},
-	cmdLoad:      {run: (*Server).load, methods: postOnly, list: true},
+	cmdLoad:      {run: (*Server).load, methods: postOnly, list: true, changes: true},
 	cmdExport:    {run: (*Server).export, methods: getOrHead, list: true},
+	cmdAck:       {run: (*Server).ack, list: true, byLease: true, changes: true},
+	cmdRelease:   {run: (*Server).release, list: true, byLease: true, changes: true},
+	cmdExtend:    {run: (*Server).extend, list: true, byLease: true, changes: true},
 }
 
 func (rt route) allows(method string) bool {
@@ -95,13 +106,16 @@ func (s *Server) dispatch(req *request, command string) reply {
 	rt := routes[command]
 	if rt.list {
 		name, present := req.params["FILENAME"]
-		if !present {
+		_, leaseNamed := req.params["LEASE"]
+		switch {
+		case present:
+			if rep := s.checkListName(command, name); rep != nil {
+				return *rep
+			}
+			req.list = name
+		case !rt.byLease || !leaseNamed:
 			return koMissing(command, "FILENAME")
 		}
-		if rep := s.checkListName(command, name); rep != nil {
-			return *rep
-		}
-		req.list = name
 	}
 	return rt.run(s, req)
 }

@@ -156,16 +156,30 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 	}
 	start := time.Now()
-	rep := s.dispatch(req, command)
+	var ok bool
+	switch id, invalid := requestID(req, command); {
+	case invalid != nil:
+		command, ok = s.send(w, req, *invalid)
+	case id != "":
+		command, ok = s.answerOnce(w, req, command, id)
+	default:
+		command, ok = s.send(w, req, s.dispatch(req, command))
+	}
+	s.metrics.ObserveCommand(metricName(command), ok, time.Since(start))
+	if command == cmdStop && ok {
+		s.requestStop()
+	}
+}
+
+// send writes a command's answer, and returns its command and whether it succeeded. A store that
+// cannot reach its backend answers with its 503 in the HTML form too, as a refusal does.
+func (s *Server) send(w http.ResponseWriter, req *request, rep reply) (string, bool) {
 	if rep.fail != nil && rep.fail.reason == protocol.ReasonBackendUnavailable {
 		s.refuse(w, req, rep)
 	} else {
 		s.write(w, req, rep, http.StatusOK)
 	}
-	s.metrics.ObserveCommand(metricName(rep.command), rep.fail == nil, time.Since(start))
-	if rep.command == cmdStop && rep.fail == nil {
-		s.requestStop()
-	}
+	return rep.command, rep.fail == nil
 }
 
 // notReady says why /readyz fails, "" when the server is ready: it is ready only while serving

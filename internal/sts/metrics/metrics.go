@@ -6,6 +6,12 @@
 //	sts_command_duration_seconds{command}      time to answer, a WAIT included
 //	sts_list_lines{list}                       lines of each list, for the first lists by name
 //	sts_other_lists, sts_other_lists_lines     the lists beyond that cap, and their lines
+//	sts_list_leased_lines{list}                lines held under leases, and lines of leases that
+//	sts_list_returned_lines_total{list}        ended unacknowledged: given back to the list, or
+//	sts_list_dead_lettered_lines_total{list}   to its dead letters; for the same lists as
+//	                                           sts_list_lines, once a list has had a lease
+//	sts_other_lists_leased_lines, ..._returned_lines_total, ..._dead_lettered_lines_total
+//	                                           the same for the lists beyond the cap
 //	sts_lists, sts_lines, sts_line_bytes       all lists, their lines, the bytes of the lines
 //	sts_waiting_reads                          reads waiting for lines (WAIT)
 //	sts_journal_fsync_duration_seconds         fsyncs of the journal
@@ -127,6 +133,9 @@ type listCollector struct {
 	maxLists                                                      int
 	perList, otherLists, otherLines, lists, lines, bytes, waiting *prometheus.Desc
 	up                                                            *prometheus.Desc
+	// Lease figures, per list and for the lists beyond the cap.
+	leased, returned, deadLettered                *prometheus.Desc
+	otherLeased, otherReturned, otherDeadLettered *prometheus.Desc
 }
 
 func newListCollector(st store.Store, maxLists int) *listCollector {
@@ -140,11 +149,21 @@ func newListCollector(st store.Store, maxLists int) *listCollector {
 		bytes:      prometheus.NewDesc("sts_line_bytes", "Bytes of the lines in all lists, the figure --max-total-bytes bounds.", nil, nil),
 		waiting:    prometheus.NewDesc("sts_waiting_reads", "Reads waiting for a line (WAIT).", nil, nil),
 		up:         prometheus.NewDesc("sts_backend_up", "1 when the storage backend answers, 0 when it cannot be reached.", []string{"backend"}, nil),
+		leased: prometheus.NewDesc("sts_list_leased_lines",
+			"Lines of the list held under leases, not counted in sts_list_lines; for the lists of sts_list_lines that have had a lease.", []string{"list"}, nil),
+		returned: prometheus.NewDesc("sts_list_returned_lines_total",
+			"Lines of leases that expired or were released, given back to the list.", []string{"list"}, nil),
+		deadLettered: prometheus.NewDesc("sts_list_dead_lettered_lines_total",
+			"Lines of leases that ended unacknowledged once too often, sent to the list's dead letters (<list>.dead).", []string{"list"}, nil),
+		otherLeased:       prometheus.NewDesc("sts_other_lists_leased_lines", "Lines held under leases in the lists beyond the cap on per-list series.", nil, nil),
+		otherReturned:     prometheus.NewDesc("sts_other_lists_returned_lines_total", "Lines given back to the lists beyond the cap on per-list series.", nil, nil),
+		otherDeadLettered: prometheus.NewDesc("sts_other_lists_dead_lettered_lines_total", "Lines sent to the dead letters of the lists beyond the cap on per-list series.", nil, nil),
 	}
 }
 
 func (c *listCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.perList, c.otherLists, c.otherLines, c.lists, c.lines, c.bytes, c.waiting, c.up} {
+	for _, d := range []*prometheus.Desc{c.perList, c.otherLists, c.otherLines, c.lists, c.lines, c.bytes, c.waiting, c.up,
+		c.leased, c.returned, c.deadLettered, c.otherLeased, c.otherReturned, c.otherDeadLettered} {
 		ch <- d
 	}
 }
@@ -175,19 +194,35 @@ func (c *listCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	shown := make(map[string]bool, min(len(lengths), c.maxLists))
 	var total, others, otherLines int
+	var otherLeases store.ListInfo
 	for _, l := range lengths {
 		total += l.Length
 		label := strings.ToValidUTF8(l.Name, "\uFFFD")
 		if len(shown) < c.maxLists && !shown[label] {
 			shown[label] = true
 			ch <- prometheus.MustNewConstMetric(c.perList, prometheus.GaugeValue, float64(l.Length), label)
+			// A list that never had a lease gets no lease series, so that a scrape keeps its
+			// size for plans that take none.
+			if l.Leased != 0 || l.Returned != 0 || l.DeadLettered != 0 {
+				ch <- prometheus.MustNewConstMetric(c.leased, prometheus.GaugeValue, float64(l.Leased), label)
+				ch <- prometheus.MustNewConstMetric(c.returned, prometheus.CounterValue, float64(l.Returned), label)
+				ch <- prometheus.MustNewConstMetric(c.deadLettered, prometheus.CounterValue, float64(l.DeadLettered), label)
+			}
 			continue
 		}
 		others++
 		otherLines += l.Length
+		otherLeases.Leased += l.Leased
+		otherLeases.Returned += l.Returned
+		otherLeases.DeadLettered += l.DeadLettered
 	}
 	gauge(c.otherLists, float64(others))
 	gauge(c.otherLines, float64(otherLines))
+	// Lists are never deleted, so a list beyond the cap stays beyond it: these sums only grow, as
+	// counters must.
+	gauge(c.otherLeased, float64(otherLeases.Leased))
+	ch <- prometheus.MustNewConstMetric(c.otherReturned, prometheus.CounterValue, float64(otherLeases.Returned))
+	ch <- prometheus.MustNewConstMetric(c.otherDeadLettered, prometheus.CounterValue, float64(otherLeases.DeadLettered))
 	gauge(c.lists, float64(len(lengths)))
 	gauge(c.lines, float64(total))
 }

@@ -11,6 +11,8 @@
 // a LOAD whose Content-Type is application/json takes such lines back as a JSON array of strings.
 package protocol
 
+import "time"
+
 // Answer is the JSON form of every command's answer. Fields that do not apply to the command
 // are absent: a client tells "not sent" from "zero" by the pointer fields and nil slices.
 //
@@ -18,8 +20,9 @@ package protocol
 // included), a regex that does not compile, is too long or too costly, or runs out of time, a
 // file name that leads to no data file, a LOAD body sent as JSON that is not an array of strings;
 // 401 a bad or missing token; 403 STOP disabled; 404 an unknown list, an empty list, not enough
-// lines, no match, an unknown command, a file not found;
-// 409 a duplicate on UNIQUE; 413 a body too large, or a line over --max-line-bytes; 500 the
+// lines, no match, an unknown command, a file not found, an unknown lease;
+// 409 a duplicate on UNIQUE, an ACK or EXTEND of a lease that ended, a REQUEST_ID whose first
+// request is still running; 422 a REQUEST_ID sent before with another request; 413 a body too large, or a line over --max-line-bytes; 500 the
 // server's file system failed; 503 the server starting or stopping, a store that cannot be
 // reached, or a change the journal could not record (worth asking again); 507 a list or the
 // store full (--max-lines-per-list, --max-total-bytes).
@@ -33,6 +36,12 @@ type Answer struct {
 	Value *string `json:"value,omitempty"`
 	// Values are the lines of a READMULTI, in the order they were picked.
 	Values []string `json:"values,omitzero"`
+	// Lease is the id of the lease a READ, READMULTI or FIND with LEASE holds its line(s) under
+	// (one id for a READMULTI's lines), which ACK, RELEASE and EXTEND take.
+	Lease *string `json:"lease,omitempty"`
+	// Expires is when that lease, or the one an EXTEND prolonged, runs out (RFC 3339, UTC, to
+	// the millisecond): its lines then go back to the list.
+	Expires *time.Time `json:"expires,omitempty"`
 	// Lines are the lines of an EXPORT, every line of the list in order, each exactly as it is
 	// (CR, LF and NUL included); an empty list sends an empty array. LOAD with Content-Type:
 	// application/json takes this array back as its body.
@@ -65,6 +74,13 @@ type List struct {
 	// startup source (--load, --load-dir) or a LOAD REPLACE with SHA256; absent otherwise, and
 	// for the lists of a durable server restored from its state directory.
 	LoadedSHA256 string `json:"loadedSha256,omitempty"`
+	// Leased is the number of lines held under leases, not counted in Length; absent when 0.
+	Leased int64 `json:"leased,omitempty"`
+	// Returned and DeadLettered count the lines of leases that ended unacknowledged: those that
+	// went back to the list, and those that went to its dead letters (the list <name>.dead),
+	// since the list was created; absent when 0.
+	Returned     int64 `json:"returned,omitempty"`
+	DeadLettered int64 `json:"deadLettered,omitempty"`
 }
 
 // LoadFailure is one startup load that failed, in a STATUS answer.
@@ -100,6 +116,10 @@ const (
 	ReasonUnknownCommand   = "unknown_command"   // 404: no such command
 	ReasonFileNotFound     = "file_not_found"    // 404: no such data file
 	ReasonDuplicate        = "duplicate"         // 409: ADD UNIQUE of a line the list has
+	ReasonLeaseNotFound    = "lease_not_found"   // 404: no such lease (never given, acknowledged, or forgotten), or none holds the LINE
+	ReasonLeaseEnded       = "lease_ended"       // 409: ACK or EXTEND of a lease that expired or was released: its lines went back
+	ReasonInProgress       = "in_progress"       // 409: the first request with this REQUEST_ID has not answered yet
+	ReasonRequestIDReused  = "request_id_reused" // 422: this REQUEST_ID came with another request
 	ReasonTooLarge         = "too_large"         // 413: the request's body is over --max-body-bytes
 	ReasonLimit            = "limit_exceeded"    // 413 for a line or list name too large, 507 for a list, the lists' count, the store or SAVE's disk reserve full
 	ReasonIO               = "io_error"          // 500: the server's file system failed

@@ -1,0 +1,159 @@
+package sts
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+)
+
+// sameAnswer fails unless a retry's answer is the first one: status, body and the headers a
+// client reads.
+func sameAnswer(t testing.TB, what string, first, retry answer) {
+	t.Helper()
+	if retry.status != first.status || retry.body != first.body {
+		t.Fatalf("%s: the retry got %d %q, the first %d %q", what, retry.status, retry.body, first.status, first.body)
+	}
+	for _, h := range []string{"Content-Type", "Content-Length", leaseHeader, leaseExpiresHeader, "Content-Security-Policy"} {
+		if retry.header.Get(h) != first.header.Get(h) {
+			t.Fatalf("%s: the retry's %s is %q, the first's %q", what, h, retry.header.Get(h), first.header.Get(h))
+		}
+	}
+}
+
+// A consuming READ retried with its REQUEST_ID gets the first answer, byte for byte, in either
+// form, and consumes nothing more; so does a leased READ (the same lease) and its ACK. The same id
+// with another request is refused.
+func TestRequestIDReplaysTheFirstAnswer(t *testing.T) {
+	ts := startServer(t)
+	ts.loadList(t, "q", "a", "b", "c", "d")
+	for _, target := range []string{
+		"/sts/READ?FILENAME=q&KEEP=FALSE&REQUEST_ID=r1",
+		"/sts/READ?FILENAME=q&KEEP=FALSE&REQUEST_ID=r2&FORMAT=JSON",
+	} {
+		first := ts.do(t, http.MethodGet, target, "", "")
+		sameAnswer(t, target, first, ts.do(t, http.MethodGet, target, "", ""))
+	}
+	ts.checkLines(t, "q", "c", "d")
+
+	leased := "/sts/READ?FILENAME=q&LEASE=60000&REQUEST_ID=r3"
+	first := ts.do(t, http.MethodGet, leased, "", "")
+	sameAnswer(t, leased, first, ts.do(t, http.MethodGet, leased, "", ""))
+	if l := ts.listStatus(t, "q"); l.Leased != 1 || l.Length != 1 {
+		t.Fatalf("STATUS of q after a retried leased READ: %+v", l)
+	}
+	ack := "/sts/ACK?LEASE=" + leaseOf(t, first, time.Minute) + "&REQUEST_ID=r4"
+	ts.expect(t, ack, okBody(""))
+	ts.expect(t, ack, okBody("")) // not "No such lease": the retry is told what the first was
+
+	ts.expectKO(t, "/sts/READ?FILENAME=q&KEEP=FALSE&READ_MODE=LAST&REQUEST_ID=r1", http.StatusUnprocessableEntity,
+		protocol.ReasonRequestIDReused, "REQUEST_ID was sent before with another request !")
+	// The form of the answer is part of the request: the first was HTML.
+	if a, js := ts.getAnswer(t, "/sts/READ?FILENAME=q&KEEP=FALSE&REQUEST_ID=r1&FORMAT=JSON"); a.status != http.StatusUnprocessableEntity || js.Reason != protocol.ReasonRequestIDReused {
+		t.Fatalf("the same READ in JSON under r1: %d %s", a.status, a.body)
+	}
+	ts.checkLines(t, "q", "d")
+}
+
+// A KO is an answer too: a retried READ that found the list empty is told so again, and does not
+// take the line that came since. The method is not part of the request: an ADD sent again by POST
+// is the same ADD.
+func TestRequestIDReplaysKOsAndIgnoresTheMethod(t *testing.T) {
+	ts := startServer(t)
+	ts.expect(t, "/sts/ADD?FILENAME=q&LINE=x&REQUEST_ID=add", okBody(""))
+	if a := ts.do(t, http.MethodPost, "/sts/ADD", "application/x-www-form-urlencoded", "FILENAME=q&LINE=x&REQUEST_ID=add"); a.body != okBody("") {
+		t.Fatalf("ADD retried by POST: %q", a.body)
+	}
+	ts.checkLines(t, "q", "x")
+	ts.get(t, "/sts/RESET?FILENAME=q")
+	ts.expect(t, "/sts/READ?FILENAME=q&KEEP=FALSE&REQUEST_ID=r", koBody("No more line !"))
+	ts.expect(t, "/sts/ADD?FILENAME=q&LINE=y", okBody(""))
+	ts.expect(t, "/sts/READ?FILENAME=q&KEEP=FALSE&REQUEST_ID=r", koBody("No more line !"))
+	ts.checkLines(t, "q", "y")
+	// Commands that change nothing ignore REQUEST_ID, valid or not: a plan may send it always.
+	ts.expect(t, "/sts/LENGTH?FILENAME=q&REQUEST_ID=r", okBody("1"))
+	ts.expect(t, "/sts/LENGTH?FILENAME=q&REQUEST_ID=", okBody("1"))
+}
+
+// A retry that comes while the first request still waits for a line waits for its answer, and
+// gets it; nothing more is consumed.
+func TestRequestIDRetryWaitsForTheFirstAnswer(t *testing.T) {
+	ts := startServer(t)
+	target := "/sts/READ?FILENAME=q&KEEP=FALSE&WAIT=10000&REQUEST_ID=w"
+	first := ts.background(t, target)
+	ts.untilWaiting(t, 1)
+	retry := ts.background(t, target)
+	time.Sleep(100 * time.Millisecond) // the retry asks for the id, finds it in flight
+	if a := ts.do(t, http.MethodPost, "/sts/LOAD?FILENAME=q&MODE=LAST", "text/plain", "x\ny\n"); a.body != okBody("2") {
+		t.Fatalf("LOAD: %q", a.body)
+	}
+	if got, again := first(), retry(); got != okBody("x") || again != got {
+		t.Fatalf("the first READ got %q, its retry %q", got, again)
+	}
+	ts.checkLines(t, "q", "y")
+}
+
+// A retry whose first request runs for longer than the retry will wait is told that it is in
+// progress (409 in JSON), and runs nothing.
+func TestRequestIDStillInProgress(t *testing.T) {
+	t.Parallel() // the retry waits inFlightPatience
+	ts := startServer(t)
+	target := "/sts/READ?FILENAME=q&KEEP=FALSE&WAIT=20000&REQUEST_ID=slow&FORMAT=JSON"
+	first := ts.background(t, target)
+	ts.untilWaiting(t, 1)
+	start := time.Now()
+	a, js := ts.getAnswer(t, target)
+	if a.status != http.StatusConflict || js.Reason != protocol.ReasonInProgress || js.Error != "REQUEST_ID still in progress, retry later !" {
+		t.Fatalf("a retry while the first waits: %d %s", a.status, a.body)
+	}
+	if waited := time.Since(start); waited < inFlightPatience-time.Second {
+		t.Errorf("the retry waited %v for the first answer, want about %v", waited, inFlightPatience)
+	}
+	ts.expect(t, "/sts/ADD?FILENAME=q&LINE=x", okBody(""))
+	if got := first(); got != `{"ok":true,"command":"READ","value":"x"}`+"\n" {
+		t.Fatalf("the first READ got %q", got)
+	}
+	ts.checkLines(t, "q")
+}
+
+// unavailableOnce is a store whose first Read cannot reach its backend: nothing is read.
+type unavailableOnce struct {
+	store.Store
+	failed atomic.Bool
+}
+
+func (s *unavailableOnce) Read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration) ([]string, error) {
+	if s.failed.CompareAndSwap(false, true) {
+		return nil, store.ErrUnavailable
+	}
+	return s.Store.Read(ctx, name, pos, n, keep, wait)
+}
+
+// An answer that asks for a retry (503, nothing changed) is not the answer of the retry: it runs
+// the command.
+func TestRequestIDRetriesAfterATryAgain(t *testing.T) {
+	requireMemory(t, "the failing store wraps the memory store")
+	cfg := testConfig(t)
+	st := &unavailableOnce{Store: memory.New()}
+	srv, err := NewServer(cfg, st, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{srv: srv, store: st, cfg: cfg, dir: cfg.DatasetDir}
+	ts.listen(t)
+	ts.expect(t, "/sts/ADD?FILENAME=q&LINE=a", okBody(""))
+	target := "/sts/READ?FILENAME=q&KEEP=FALSE&REQUEST_ID=t"
+	if a := ts.do(t, http.MethodGet, target, "", ""); a.status != http.StatusServiceUnavailable || a.body != koBody("Storage backend unavailable, retry later !") {
+		t.Fatalf("READ with the backend down: %d %q", a.status, a.body)
+	}
+	time.Sleep(10 * retryWindow)
+	ts.expect(t, target, okBody("a"))
+	ts.expect(t, target, okBody("a"))
+	ts.checkLines(t, "q")
+}
