@@ -83,6 +83,69 @@ func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
 	}
 }
 
+// BenchmarkLeasedRead compares a consuming read with a leased read and its acknowledgement,
+// from benchClients goroutines on one redis-server, alternating three times. Metrics: each one's
+// calls per second (a lease and its Ack are one call), "x-read" the leased rate over the
+// consuming one, and the Redis CPU time of each call.
+func BenchmarkLeasedRead(b *testing.B) {
+	if testing.Short() {
+		b.Skip("starts a redis-server")
+	}
+	srv := redistest.Start(b)
+	client, err := Connection{URL: srv.URL()}.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Options{Client: client, KeyPrefix: "bench:"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	for deadline := time.Now().Add(10 * time.Second); !s.Up(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("Redis never answered")
+		}
+	}
+	ctx := context.Background()
+	const rounds = 3
+	n := max(b.N, 20_000)
+	lines := make([]string, 2*rounds*n+1000)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("%020d", i)
+	}
+	if err := s.Replace(ctx, "q", lines, ""); err != nil {
+		b.Fatal(err)
+	}
+	spec := store.LeaseSpec{TTL: time.Minute}
+	b.ResetTimer()
+	var readRate, leaseRate, readCPU, leaseCPU float64
+	for range rounds {
+		rate, cpu := srv.Costs(b, func() float64 {
+			return callsPerSecond(b, n, func() error {
+				_, err := s.Read(ctx, "q", store.First, 1, false, 0)
+				return err
+			})
+		})
+		readRate, readCPU = readRate+rate, readCPU+cpu
+		rate, cpu = srv.Costs(b, func() float64 {
+			return callsPerSecond(b, n, func() error {
+				lease, err := s.ReadLeased(ctx, "q", store.First, 1, spec, 0)
+				if err != nil {
+					return err
+				}
+				return s.Ack(ctx, store.LeaseRef{ID: lease.ID})
+			})
+		})
+		leaseRate, leaseCPU = leaseRate+rate, leaseCPU+cpu
+	}
+	b.StopTimer()
+	b.ReportMetric(readRate/rounds, "read-calls/s")
+	b.ReportMetric(leaseRate/rounds, "lease-ack-calls/s")
+	b.ReportMetric(leaseRate/readRate, "x-read")
+	b.ReportMetric(readCPU/float64(rounds*n)*1e6, "redis-cpu-us/read")
+	b.ReportMetric(leaseCPU/float64(rounds*n)*1e6, "redis-cpu-us/lease-ack")
+}
+
 // callsPerSecond makes n calls of call from benchClients goroutines and returns their rate.
 func callsPerSecond(b *testing.B, n int, call func() error) float64 {
 	b.Helper()

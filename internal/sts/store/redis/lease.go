@@ -49,14 +49,14 @@ const (
 	// deadClaimStale is how long a server may take to move a batch of dead letters before
 	// another takes over, as from a server that died: beyond Redis' own timeouts, a few seconds.
 	deadClaimStale = 30 * time.Second
+	// sweepInterval is how often each loop sweeps every list for what the schedule misses, the
+	// first time as soon as Redis answers.
+	sweepInterval = time.Minute
 )
 
 // acked is how scriptEnd names an acknowledgement, beside store.LeaseReleased (and
 // store.LeaseExpired, the expiry's).
 const acked = "acked"
-
-// sweepInterval is how often each loop sweeps every list for leases missing from the schedule.
-var sweepInterval = time.Minute
 
 // ReadLeased implements store.Store.
 func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position, n int, spec store.LeaseSpec, wait time.Duration) (store.Lease, error) {
@@ -195,12 +195,10 @@ func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Scr
 // logged (failure) and left to the expiry loop, and a client that goes away does not stop it.
 func (s *Store) after(ctx context.Context, name string, reply []any) {
 	ctx = context.WithoutCancel(ctx)
-	if reply[2] == int64(1) {
-		if s.schedule(ctx, name, reply[1], "") == nil {
-			select {
-			case s.due <- struct{}{}:
-			default:
-			}
+	if due, _ := reply[1].(int64); reply[2] == int64(1) && s.schedule(ctx, name, due, "") == nil && due < s.wake.Load() {
+		select {
+		case s.due <- struct{}{}:
+		default:
 		}
 	}
 	if reply[3] == int64(1) {
@@ -263,26 +261,30 @@ func (s *Store) expireLeases(ctx context.Context) {
 }
 
 // visitDue visits the lists that the schedule says are due, and returns how long the loop may
-// sleep before it looks again.
+// sleep before it looks again; s.wake is then when it will, by Redis' clock.
 func (s *Store) visitDue(ctx context.Context) time.Duration {
 	reply, err := s.run(ctx, dueListsScript, []string{s.dueLists()}, false, dueBatch)
 	if err != nil || len(reply) == 0 {
+		s.wake.Store(0) // unknown: any report wakes the loop
 		return loopSleep
 	}
 	now, _ := reply[0].(int64)
+	sleep := loopSleep
+	if len(reply) == 1+2*dueBatch {
+		sleep = 0 // more may be due
+	}
 	for i := 1; i+1 < len(reply); i += 2 {
 		name, _ := reply[i].(string)
 		score, _ := reply[i+1].(string)
 		due, _ := strconv.ParseFloat(score, 64)
 		if int64(due) > now {
-			return min(max(time.Duration(int64(due)-now)*time.Millisecond, loopRest), loopSleep)
+			sleep = min(max(time.Duration(int64(due)-now)*time.Millisecond, loopRest), loopSleep)
+			break
 		}
 		s.visit(ctx, name, score)
 	}
-	if len(reply) == 1+2*dueBatch {
-		return 0 // more may be due
-	}
-	return loopSleep
+	s.wake.Store(now + sleep.Milliseconds())
+	return sleep
 }
 
 // visit gives back what has run out in list name and reports the list's truth to the schedule,

@@ -340,8 +340,8 @@ return {0, redis.call('LRANGE', list, 0, -1)}
 // the list next needs the expiry loop.
 //
 // Every lease script first gives back the lines of the leases that have run out (expire), and
-// replies through answer: {status, due, earlier, dead, ...}, where due is when the list next
-// needs the expiry loop (-1: never), earlier 1 when that is earlier than the list needed before
+// replies through reply: {status, due, earlier, dead, ...}, where due is when the list next
+// needs the expiry loop (-1: never), earlier 1 when that is earlier than the time recorded before
 // (the server then tells the loop's schedule, which is in another slot), and dead 1 when lines
 // wait to be moved to the dead letters.
 var leasePrelude = prelude + `
@@ -444,9 +444,12 @@ local function locate(id, line)
   end
 end
 
--- answer ends every lease script: it wakes the reads waiting on the list if lines came back,
+-- reply ends every lease script: it wakes the reads waiting on the list if lines came back,
 -- records when the list next needs the expiry loop (now while dead letters wait), and replies.
-local function answer(status, ...)
+-- The loop's visit (exact) records the truth; a change records only an earlier time, since the
+-- schedule holds the one recorded before until the loop's next visit, and an early visit costs
+-- less than a report for each lease of a list whose leases come and go.
+local function reply(status, exact, ...)
   if brought then notify(channel, name) end
   local waiting = redis.call('LLEN', dead) > 0
   local due
@@ -456,11 +459,16 @@ local function answer(status, ...)
     due = tonumber(redis.call('ZRANGE', expires, 0, 0, 'WITHSCORES')[2])
   end
   local was = tonumber(redis.call('HGET', meta, 'due'))
-  if due ~= was then
+  local earlier = due and (not was or due < was)
+  if earlier or exact and due ~= was then
     if due then redis.call('HSET', meta, 'due', due) else redis.call('HDEL', meta, 'due') end
   end
-  local earlier = due and (not was or due < was)
   return {status, due or -1, earlier and 1 or 0, waiting and 1 or 0, ...}
+end
+
+-- answer is the reply of a change.
+local function answer(status, ...)
+  return reply(status, false, ...)
 end
 `
 
@@ -513,11 +521,11 @@ return answer(0, id, expiry)
 `
 
 // scriptExpire is the expiry loop's visit: begin does it all. ARGV: channel, name. Replies
-// answer(0).
+// reply(0), with the list's true due time.
 var scriptExpire = leasePrelude + `
 local err = begin()
 if err then return err end
-return answer(0)
+return reply(0, true)
 `
 
 // scriptDeadLetters moves the lines waiting in KEYS[8] to the dead-letter list, a batch at a time:
