@@ -61,6 +61,35 @@ func (g *generations) awaitAfter(n int, timeout time.Duration) bool {
 	}
 }
 
+// call sends target through c until a server answers it or the request is lost with its server:
+// it was sent, and the server died before answering. The client then waits for the next server.
+func (g *generations) call(c *rawClient, target string) (status int, body string, lost bool, err error) {
+	first := time.Now()
+	for {
+		gen := g.current()
+		status, body, sent, err := c.get(target)
+		if err == nil && body == testutil.KOBody("Server is starting, retry later !") {
+			// A server started after gen, still restoring: the command was not run.
+			if !g.awaitAfter(gen, time.Minute) {
+				return 0, "", false, fmt.Errorf("%s: a server never became ready", target)
+			}
+			continue
+		}
+		if err == nil {
+			return status, body, false, nil
+		}
+		if !g.awaitAfter(gen, time.Minute) {
+			return 0, "", false, fmt.Errorf("%s failed on a server that was not killed: %w", target, err)
+		}
+		if sent {
+			return 0, "", true, nil
+		}
+		if time.Since(first) > 2*time.Minute { // across restarts: a slow machine's whole run may take longer
+			return 0, "", false, fmt.Errorf("%s: still failing after 2 minutes: %w", target, err)
+		}
+	}
+}
+
 // TestCrashLosesNoAcknowledgedChange drains a 200 000-line list with 32 consumers (READ
 // KEEP=FALSE) while producers ADD to another list, and SIGKILLs the server at random moments,
 // restarting it on the same state directory each time (fsync policy always, the default). Across
@@ -98,40 +127,12 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 		drained       = make(chan struct{})
 		failures      = make(chan error, consumers+producers)
 	)
-	// call sends target until a server answers it or the request is lost with its server: it
-	// was sent, and the server died before answering. The client then waits for the next server.
-	call := func(c *rawClient, target string) (status int, body string, lost bool, err error) {
-		first := time.Now()
-		for {
-			gen := gens.current()
-			status, body, sent, err := c.get(target)
-			if err == nil && body == testutil.KOBody("Server is starting, retry later !") {
-				// A server started after gen, still restoring: the command was not run.
-				if !gens.awaitAfter(gen, time.Minute) {
-					return 0, "", false, fmt.Errorf("%s: a server never became ready", target)
-				}
-				continue
-			}
-			if err == nil {
-				return status, body, false, nil
-			}
-			if !gens.awaitAfter(gen, time.Minute) {
-				return 0, "", false, fmt.Errorf("%s failed on a server that was not killed: %w", target, err)
-			}
-			if sent {
-				return 0, "", true, nil
-			}
-			if time.Since(first) > 2*time.Minute { // across restarts: a slow machine's whole run may take longer
-				return 0, "", false, fmt.Errorf("%s: still failing after 2 minutes: %w", target, err)
-			}
-		}
-	}
 	var consumersDone sync.WaitGroup
 	for c := range consumers {
 		consumersDone.Go(func() {
 			client := &rawClient{addr: addr}
 			for {
-				status, body, lost, err := call(client, "/sts/READ?FILENAME=drain&KEEP=FALSE")
+				status, body, lost, err := gens.call(client, "/sts/READ?FILENAME=drain&KEEP=FALSE")
 				if err != nil {
 					failures <- err
 					return
@@ -164,7 +165,7 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 				default:
 				}
 				line := fmt.Sprintf("p%d-%06d", p, i)
-				status, body, lost, err := call(client, "/sts/ADD?FILENAME=adds&ADD_MODE=LAST&LINE="+line)
+				status, body, lost, err := gens.call(client, "/sts/ADD?FILENAME=adds&ADD_MODE=LAST&LINE="+line)
 				if lost { // it may or may not have been added: the next line is another
 					inflightAdds[p] = append(inflightAdds[p], line)
 					continue

@@ -25,9 +25,10 @@ func launch(t *testing.T, port int, args ...string) *stsproc.Process {
 // rawClient is a minimal HTTP/1.1 client on one keep-alive connection: it costs the test far
 // less CPU than net/http, and it says whether a failed request had been sent.
 type rawClient struct {
-	addr string
-	conn net.Conn
-	r    *bufio.Reader
+	addr   string
+	conn   net.Conn
+	r      *bufio.Reader
+	header http.Header // of the last answer
 }
 
 // get sends a GET of target and returns the answer's status and body. sent reports, when it
@@ -58,6 +59,7 @@ func (c *rawClient) get(target string) (status int, body string, sent bool, err 
 	if err != nil {
 		return 0, "", true, err
 	}
+	c.header = resp.Header
 	return resp.StatusCode, string(b), true, nil
 }
 
