@@ -23,24 +23,7 @@ const benchClients = 64
 // benchmarks' figure it tells what HTTP costs and what Redis does. "redis-cpu-us/call" is the
 // Redis CPU time of one call, beside "redis-cpu-us/lpop".
 func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
-	if testing.Short() {
-		b.Skip("starts a redis-server")
-	}
-	srv := redistest.Start(b)
-	client, err := Connection{URL: srv.URL()}.Client()
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(Options{Client: client, KeyPrefix: "bench:"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	for deadline := time.Now().Add(10 * time.Second); !s.Up(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("Redis never answered")
-		}
-	}
+	srv, s := benchStore(b)
 	ctx := context.Background()
 	const rounds, lpops = 3, 20_000
 	for _, c := range []struct {
@@ -88,24 +71,7 @@ func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
 // calls per second (a lease and its Ack are one call), "x-read" the leased rate over the
 // consuming one, and the Redis CPU time of each call.
 func BenchmarkLeasedRead(b *testing.B) {
-	if testing.Short() {
-		b.Skip("starts a redis-server")
-	}
-	srv := redistest.Start(b)
-	client, err := Connection{URL: srv.URL()}.Client()
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := New(Options{Client: client, KeyPrefix: "bench:"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
-	for deadline := time.Now().Add(10 * time.Second); !s.Up(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatal("Redis never answered")
-		}
-	}
+	srv, s := benchStore(b)
 	ctx := context.Background()
 	const rounds = 3
 	n := max(b.N, 20_000)
@@ -144,6 +110,30 @@ func BenchmarkLeasedRead(b *testing.B) {
 	b.ReportMetric(leaseRate/readRate, "x-read")
 	b.ReportMetric(readCPU/float64(rounds*n)*1e6, "redis-cpu-us/read")
 	b.ReportMetric(leaseCPU/float64(rounds*n)*1e6, "redis-cpu-us/lease-ack")
+}
+
+// benchStore starts a redis-server and returns it with a store on it, up.
+func benchStore(b *testing.B) (*redistest.Server, *Store) {
+	b.Helper()
+	if testing.Short() {
+		b.Skip("starts a redis-server")
+	}
+	srv := redistest.Start(b)
+	client, err := Connection{URL: srv.URL()}.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := New(Options{Client: client, KeyPrefix: "bench:"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	for deadline := time.Now().Add(10 * time.Second); !s.Up(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("Redis never answered")
+		}
+	}
+	return srv, s
 }
 
 // callsPerSecond makes n calls of call from benchClients goroutines and returns their rate.
