@@ -2,16 +2,19 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // startShared starts n sts processes on one Redis, all together, each loading the same files;
@@ -326,5 +329,48 @@ func TestSentinelFailover(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A lease taken through a server on Redis outlives that server: after a SIGKILL, the other
+// server acknowledges it by its id alone, and a lease dropped with the dead server expires
+// through the other, waking a read waiting there, and its line is served once.
+func TestLeasesOutliveTheirServerOnRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	servers := startShared(t, 2, srv.URL())
+	first := &rawClient{addr: strings.TrimPrefix(servers[0].Base, "http://")}
+	second := &rawClient{addr: strings.TrimPrefix(servers[1].Base, "http://")}
+	get := func(c *rawClient, target string) (int, string) {
+		t.Helper()
+		status, body, _, err := c.get(target)
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		return status, body
+	}
+	if _, body := get(first, "/sts/ADD?FILENAME=q&ADD_MODE=LAST&LINE=acked"); body != testutil.OKBody("") {
+		t.Fatalf("ADD: %q", body)
+	}
+	get(first, "/sts/ADD?FILENAME=q&ADD_MODE=LAST&LINE=dropped")
+	if _, body := get(first, "/sts/READ?FILENAME=q&KEEP=FALSE&LEASE=60000"); body != testutil.OKBody("acked") {
+		t.Fatalf("READ with a lease: %q", body)
+	}
+	ackLater := first.header.Get("X-STS-Lease")
+	if _, body := get(first, "/sts/READ?FILENAME=q&KEEP=FALSE&LEASE=1500"); body != testutil.OKBody("dropped") {
+		t.Fatalf("READ with a lease: %q", body)
+	}
+	servers[0].Signal(t, syscall.SIGKILL)
+	<-servers[0].Exited()
+
+	if status, body := get(second, "/sts/ACK?LEASE="+ackLater); status != http.StatusOK || body != testutil.OKBody("") {
+		t.Fatalf("ACK through the other server: %d %q", status, body)
+	}
+	started := time.Now()
+	if _, body := get(second, "/sts/READ?FILENAME=q&KEEP=FALSE&WAIT=20000"); body != testutil.OKBody("dropped") {
+		t.Fatalf("the waiting read got %q, want the line of the expired lease", body)
+	}
+	t.Logf("the dead server's lease expired through the other one; the waiting read got its line after %v", time.Since(started).Round(time.Millisecond))
+	if _, body := get(second, "/sts/READ?FILENAME=q&KEEP=FALSE"); body != testutil.KOBody("No more line !") {
+		t.Fatalf("after the expiry the list holds %q, want nothing", body)
 	}
 }
