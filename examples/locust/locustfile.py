@@ -1,11 +1,14 @@
-"""The three table-server patterns with Locust, against the SimpleTableServer sts-examples
+"""The four table-server patterns with Locust, against the SimpleTableServer sts-examples
 (examples/kustomization.yaml):
 
 1. unique logins       READ logins.csv FIRST KEEP=TRUE (the logins rotate, never run out)
 2. single-use coupons  READ coupons.csv FIRST KEEP=FALSE (each coupon handed out once)
 3. a queue             producers ADD orders-queue LAST, consumers READ FIRST KEEP=FALSE
+4. leased vouchers     READ vouchers.csv LEASE=<ms>, then ACK once the checkout went through,
+                       RELEASE when it failed (every STS_LEASE_FAIL_EVERY-th, default 3), EXTEND
+                       when it takes long; a voucher never acknowledged comes back by itself
 
-    locust -f examples/locust/locustfile.py --headless -u 8 -r 8 -t 30s
+    locust -f examples/locust/locustfile.py --headless -u 10 -r 10 -t 30s
     STS_INIT=true locust -f examples/locust/locustfile.py --host http://127.0.0.1:9191 ...
 
 The host defaults to the in-cluster Service, http://sts-examples:9191 (STS_HOST and STS_PORT
@@ -17,6 +20,7 @@ import logging
 import os
 import re
 import time
+import uuid
 
 from locust import HttpUser, between, events, task
 from locust.exception import StopUser
@@ -33,8 +37,9 @@ def answer(response):
     return m.group(1) == "OK", m.group(2).removeprefix("Error : ")
 
 
-def sts(client, command, method="GET", **params):
-    """Calls /sts/<command>; POST sends the parameters as a form, as JMeter does."""
+def call(client, command, method="GET", **params):
+    """Calls /sts/<command> and returns (ok, body, response); POST sends the parameters as a
+    form, as JMeter does."""
     with client.request(
         method,
         f"/sts/{command}",
@@ -45,7 +50,13 @@ def sts(client, command, method="GET", **params):
     ) as response:
         ok, body = answer(response)
         response.success()  # the caller decides what a KO means
-        return ok, body
+        return ok, body, response
+
+
+def sts(client, command, method="GET", **params):
+    """Calls /sts/<command> and returns (ok, body)."""
+    ok, body, _ = call(client, command, method, **params)
+    return ok, body
 
 
 class StsUser(HttpUser):
@@ -69,19 +80,19 @@ def check_lists(environment, **_):
     s = Session()
     base = (environment.host or StsUser.host) + "/sts"
     if os.environ.get("STS_INIT") == "true":
-        for name in ("logins.csv", "coupons.csv"):
+        for name in ("logins.csv", "coupons.csv", "vouchers.csv"):
             ok, body = answer(s.get(f"{base}/INITFILE", params={"FILENAME": name}))
             if not ok:
                 logging.error("INITFILE %s: %s", name, body)
                 environment.runner.quit()
                 return
-    for name in ("logins.csv", "coupons.csv"):
+    for name in ("logins.csv", "coupons.csv", "vouchers.csv"):
         ok, body = answer(s.get(f"{base}/LENGTH", params={"FILENAME": name}))
         if not ok:
             logging.error("%s is not loaded (%s): apply examples/ or set STS_INIT=true", name, body)
             environment.runner.quit()
             return
-    for name in ("orders-queue", "orders-done", "used-coupons"):
+    for name in ("orders-queue", "orders-done", "used-coupons", "used-vouchers"):
         s.get(f"{base}/RESET", params={"FILENAME": name})
 
 
@@ -131,3 +142,48 @@ class ConsumerUser(StsUser):
         # Stands in for processing it; UNIQUE=TRUE fails if an order was taken twice.
         ok, body = sts(self.client, "ADD", "POST", FILENAME="orders-done", LINE=body, ADD_MODE="LAST", UNIQUE="TRUE")
         self.expect(ok, body, "order taken once")
+
+
+class LeasedVoucherUser(StsUser):
+    """READ with LEASE: the voucher leaves the list but is only held; ACK uses it up once the
+    checkout went through, RELEASE gives it back at once when the checkout failed, EXTEND buys
+    time for a slow one. A user that dies mid-checkout loses no voucher: its lease runs out and
+    the voucher goes back to the front of the list. Stops when the vouchers run out."""
+
+    lease_ms = 30000
+    fail_every = int(os.environ.get("STS_LEASE_FAIL_EVERY", "3"))  # 0: no checkout fails
+    slow_every = 4  # these checkouts take long and extend the lease first
+
+    def on_start(self):
+        self.checkouts = 0
+
+    @task
+    def checkout(self):
+        # REQUEST_ID: a retry after a lost answer gets the same voucher and lease, not a second one.
+        request_id = str(uuid.uuid4())
+        for _ in range(2):
+            ok, body, response = call(self.client, "READ", FILENAME="vouchers.csv", READ_MODE="FIRST",
+                                      LEASE=self.lease_ms, REQUEST_ID=request_id)
+            if response.status_code:  # 0: no answer came
+                break
+        if not ok:
+            self.expect(body.startswith("No more line"), body, "vouchers ran out")
+            raise StopUser()
+        voucher, lease = body, response.headers.get("X-STS-Lease")
+        self.expect(lease is not None, "no X-STS-Lease header", "voucher leased")
+        if lease is None:
+            return
+        self.checkouts += 1
+        if self.checkouts % self.slow_every == 0:
+            ok, body = sts(self.client, "EXTEND", LEASE=lease, LEASE_MS=2 * self.lease_ms)
+            self.expect(ok, body, "lease extended")
+            time.sleep(0.05)  # the slow checkout
+        if self.fail_every and self.checkouts % self.fail_every == 0:
+            ok, body = sts(self.client, "RELEASE", LEASE=lease)
+            self.expect(ok, body, "voucher released")
+            return
+        # Stands in for the checkout; UNIQUE=TRUE fails if a voucher was used twice.
+        ok, body = sts(self.client, "ADD", "POST", FILENAME="used-vouchers", LINE=voucher, ADD_MODE="LAST", UNIQUE="TRUE")
+        self.expect(ok, body, "voucher used once")
+        ok, body = sts(self.client, "ACK", LEASE=lease)
+        self.expect(ok, body, "lease acknowledged")

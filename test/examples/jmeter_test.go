@@ -18,8 +18,9 @@ import (
 // jmeterPlan is the example plan, run unchanged.
 const jmeterPlan = "../../examples/jmeter/sts-patterns.jmx"
 
-// The plan with its defaults (5 users x 4 loops, 2 producers and 2 consumers of 10 orders),
-// loading the lists itself with INITFILE as the examples' README says for a local server.
+// The plan with its defaults (5 users x 4 loops, 2 producers and 2 consumers of 10 orders, 3
+// users x 6 leased vouchers of which every third fails its checkout), loading the lists itself
+// with INITFILE as the examples' README says for a local server.
 func TestExamplePlan(t *testing.T) {
 	srv := serveExampleData(t)
 	samples := runPlan(t, srv, map[string]string{"sts.init": "true"})
@@ -38,6 +39,7 @@ func TestExamplePlan(t *testing.T) {
 	requireLengths(t, srv, map[string]int{
 		"logins.csv": logins, "coupons.csv": coupons - 20, "used-coupons": 20, "orders-queue": 0, "orders-done": 20,
 	})
+	requireLeasedVouchers(t, srv, samples, 18, 6)
 	// READ FIRST KEEP=TRUE moves the line to the end: 20 reads of 20 logins rotate the list back
 	// to the file's order, whatever the threads' interleaving.
 	if got, want := srv.Export(t, "logins.csv"), fileLines(t, "logins.csv"); !slices.Equal(got, want) {
@@ -54,18 +56,19 @@ func TestExamplePlan(t *testing.T) {
 
 // A plugin user's jmeter.properties starts the server (port, dataset directory, the files to
 // load at startup) and more users than coupons run the plan: the coupons run out, each handed
-// out once, and the plan's "No more line" path passes.
+// out once, and the plan's "No more line" path passes. The leased vouchers run with other knobs:
+// 4 users x 6, every second checkout failing.
 func TestExamplePlanWithThePluginsProperties(t *testing.T) {
 	port := stsproc.FreePort(t)
 	props := filepath.Join(t.TempDir(), "jmeter.properties")
 	content := fmt.Sprintf("# the plugin's keys, as in JMeter's bin/jmeter.properties\n"+
 		"jmeterPlugin.sts.port=%d\njmeterPlugin.sts.datasetDirectory=%s\n"+
-		"jmeterPlugin.sts.initFileAtStartup=logins.csv,coupons.csv\njmeterPlugin.sts.addTimestamp=true\n", port, copyData(t))
+		"jmeterPlugin.sts.initFileAtStartup=logins.csv,coupons.csv,vouchers.csv\njmeterPlugin.sts.addTimestamp=true\n", port, copyData(t))
 	if err := os.WriteFile(props, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	srv := startSTS(t, port, "--bind", "127.0.0.1", "--properties", props)
-	samples := runPlan(t, srv, map[string]string{"sts.users": "15"})
+	samples := runPlan(t, srv, map[string]string{"sts.users": "15", "sts.lease.users": "4", "sts.lease.failEvery": "2"})
 
 	requireAllPassed(t, samples)
 	requireCounts(t, samples, map[string]int{
@@ -77,6 +80,25 @@ func TestExamplePlanWithThePluginsProperties(t *testing.T) {
 	if got, want := sorted(srv.Export(t, "used-coupons")), sorted(fileLines(t, "coupons.csv")); !slices.Equal(got, want) {
 		t.Errorf("coupons handed out:\n%q\nwant every coupon once\n%q", got, want)
 	}
+	requireLeasedVouchers(t, srv, samples, 24, 12)
+}
+
+// requireLeasedVouchers checks the run of the thread group "4. Leased vouchers": reads leased
+// reads, each with a lease whose checkout either went through (recorded in used-vouchers, then
+// ACK) or failed (RELEASE); released vouchers came back to vouchers.csv and were read again.
+// Every voucher ends up used once or back in its list, none still leased.
+func requireLeasedVouchers(t *testing.T, srv *server, samples []sample, reads, released int) {
+	t.Helper()
+	acked := reads - released
+	requireCounts(t, samples, map[string]int{
+		"READ vouchers.csv LEASE":                 reads,
+		"ADD the voucher to used-vouchers (POST)": acked,
+		"ACK the lease":                           acked,
+		"RELEASE the lease":                       released,
+	})
+	requireLengths(t, srv, map[string]int{"vouchers.csv": vouchers - acked, "used-vouchers": acked})
+	requireAccountedFor(t, srv, "vouchers.csv", "used-vouchers")
+	requireLeases(t, srv, "vouchers.csv", released, 0)
 }
 
 // sample is one row of JMeter's CSV results.

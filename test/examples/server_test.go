@@ -39,9 +39,10 @@ func absolute(path string) string {
 }
 
 const (
-	dataDir = "../../examples/data"
-	logins  = 20 // lines of examples/data/logins.csv
-	coupons = 50 // lines of examples/data/coupons.csv
+	dataDir  = "../../examples/data"
+	logins   = 20 // lines of examples/data/logins.csv
+	coupons  = 50 // lines of examples/data/coupons.csv
+	vouchers = 30 // lines of examples/data/vouchers.csv
 )
 
 // server is a running sts binary and its port.
@@ -66,21 +67,51 @@ func startSTS(t *testing.T, port int, args ...string) *server {
 	return &server{Process: p, port: strconv.Itoa(port)}
 }
 
-// requireLengths checks list lengths in the JSON form of STATUS.
-func requireLengths(t *testing.T, srv *server, want map[string]int) {
+// lists reads the server's lists from the JSON form of STATUS, by name.
+func lists(t *testing.T, srv *server) map[string]protocol.List {
 	t.Helper()
 	var status protocol.Answer
 	if err := json.Unmarshal([]byte(srv.get(t, "/sts/STATUS?FORMAT=JSON")), &status); err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]int{}
+	byName := map[string]protocol.List{}
 	for _, l := range status.Lists {
-		got[l.Name] = int(l.Length)
+		byName[l.Name] = l
 	}
+	return byName
+}
+
+// requireLengths checks list lengths in the JSON form of STATUS.
+func requireLengths(t *testing.T, srv *server, want map[string]int) {
+	t.Helper()
+	got := lists(t, srv)
 	for name, n := range want {
-		if length, ok := got[name]; !ok || length != n {
-			t.Errorf("list %s: length %d (present %v), want %d", name, length, ok, n)
+		if l, ok := got[name]; !ok || l.Length != int64(n) {
+			t.Errorf("list %s: length %d (present %v), want %d", name, l.Length, ok, n)
 		}
+	}
+}
+
+// requireAccountedFor checks that the lines of a dataset file are, each exactly once, either
+// recorded in the list used (where the example adds what it consumed, UNIQUE) or still in the
+// file's list, and returns the lines used. A line handed out twice, lost, or still held under a
+// lease fails the test.
+func requireAccountedFor(t *testing.T, srv *server, file, used string) []string {
+	t.Helper()
+	usedLines, left := srv.Export(t, used), srv.Export(t, file)
+	if got, want := sorted(append(slices.Clone(usedLines), left...)), sorted(fileLines(t, file)); !slices.Equal(got, want) {
+		t.Errorf("%s %q and %s left %q do not make up the file's lines, each once:\n%q", used, usedLines, file, left, want)
+	}
+	return usedLines
+}
+
+// requireLeases checks the lease figures of a list in STATUS: none leased any more, and the
+// lines given back (released or expired) and sent to <list>.dead.
+func requireLeases(t *testing.T, srv *server, list string, returned, deadLettered int) {
+	t.Helper()
+	l := lists(t, srv)[list]
+	if l.Leased != 0 || l.Returned != int64(returned) || l.DeadLettered != int64(deadLettered) {
+		t.Errorf("%s: leased %d, returned %d, dead-lettered %d; want 0, %d, %d", list, l.Leased, l.Returned, l.DeadLettered, returned, deadLettered)
 	}
 }
 
@@ -102,7 +133,7 @@ func (s *server) get(t *testing.T, target string) string {
 func copyData(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, name := range []string{"logins.csv", "coupons.csv"} {
+	for _, name := range []string{"logins.csv", "coupons.csv", "vouchers.csv"} {
 		b, err := os.ReadFile(filepath.Join(dataDir, name))
 		if err != nil {
 			t.Fatal(err)
