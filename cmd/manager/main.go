@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
@@ -103,6 +104,8 @@ func run(o *options) error {
 	ctrl.SetLogger(logger)
 	klog.SetLogger(logger) // client-go logs the same way
 	log := ctrl.Log.WithName("setup")
+	// sts_build_info beside controller-runtime's metrics, as on every table server.
+	ctrlmetrics.Registry.MustRegister(version.Collector())
 
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

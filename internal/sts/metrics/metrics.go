@@ -20,6 +20,7 @@
 //	sts_backend_request_duration_seconds{result}  requests to a shared backend (Redis), OK or error
 //	sts_backend_dials_total{result}            connections to it opened: each one after the first
 //	                                           few is a reconnection
+//	sts_build_info{version,revision,goversion} always 1: the build that runs (the operator too)
 //
 // Command names are the protocol's, with UNKNOWN for any other path, so that no label takes an
 // unbounded number of values; list names are capped by their number.
@@ -36,6 +37,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/version"
 )
 
 // Metrics is the registry and the instruments the server updates. Create it with New.
@@ -82,6 +84,7 @@ func New(st store.Store, maxLists int) *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.commands, m.durations, m.fsyncs, m.backend, m.dials,
 		newListCollector(st, maxLists),
+		version.Collector(),
 	)
 	return m
 }
