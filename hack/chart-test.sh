@@ -108,6 +108,48 @@ render monitoring --set metrics.serviceMonitor.enabled=true --set networkPolicy.
   && pass "ServiceMonitor and NetworkPolicy render when enabled" || fail "ServiceMonitor or NetworkPolicy missing when enabled"
 render plain && ! has plain '^kind: (ServiceMonitor|NetworkPolicy)$' \
   && pass "ServiceMonitor and NetworkPolicy are off by default" || fail "ServiceMonitor or NetworkPolicy rendered by default"
+# The table servers' monitoring (monitoring.*): each switch renders its object, none by default.
+render monitoring-all --set monitoring.podMonitor.enabled=true --set monitoring.prometheusRule.enabled=true \
+  --set monitoring.dashboard.enabled=true --set monitoring.podMonitor.labels.release=prometheus \
+  --set monitoring.dashboard.annotations.grafana_folder=Load --show-only templates/monitoring.yaml \
+  && has monitoring-all '^kind: PodMonitor$' && has monitoring-all '^kind: PrometheusRule$' && has monitoring-all '^kind: ConfigMap$' \
+  && pass "monitoring.{podMonitor,prometheusRule,dashboard}.enabled render PodMonitor, PrometheusRule, dashboard ConfigMap" \
+  || { cat "$tmp/monitoring-all.err" >&2; fail "a monitoring switch did not render its object"; }
+render monitoring-none && ! has monitoring-none '^kind: (PodMonitor|PrometheusRule)$' && ! has monitoring-none 'grafana_dashboard' \
+  && pass "monitoring is off by default" || fail "monitoring objects rendered by default (or the render failed)"
+# The PodMonitor selects every table-server pod but those with a token of their own, sets the
+# labels the dashboard and the alerts use, and sends no token unless told.
+sed -n '/^kind: PodMonitor$/,/^---$/p' "$tmp/monitoring-all.yaml" >"$tmp/podmonitor.yaml"
+for field in 'app.kubernetes.io/name: simpletableserver' 'app.kubernetes.io/managed-by: sts-operator' \
+  'key: sts.tableserver.dev/metrics-token' 'port: http' 'path: /metrics' 'replacement: simpletableserver' \
+  'sourceLabels: [__meta_kubernetes_pod_label_app_kubernetes_io_instance]' 'targetLabel: simpletableserver' \
+  'release: prometheus' 'any: true'; do
+  grep -Fq -- "$field" "$tmp/podmonitor.yaml" || fail "PodMonitor lacks '$field'"
+done
+! grep -q 'authorization' "$tmp/podmonitor.yaml" && pass "PodMonitor: table-server selector and labels; no token by default" \
+  || fail "PodMonitor sends a token although monitoring.podMonitor.tokenSecret.name is empty"
+render podmonitor-token --set monitoring.podMonitor.enabled=true --set monitoring.podMonitor.tokenSecret.name=sts-metrics \
+  --set monitoring.podMonitor.tokenSecret.key=tok --set 'monitoring.podMonitor.namespaceSelector.any=null' \
+  --set 'monitoring.podMonitor.namespaceSelector.matchNames={load}' --show-only templates/monitoring.yaml \
+  && grep -A4 'authorization:' "$tmp/podmonitor-token.yaml" | tr -d ' \n' | grep -Fq 'authorization:type:Bearercredentials:name:sts-metricskey:tok' \
+  && grep -A1 'matchNames:' "$tmp/podmonitor-token.yaml" | grep -Fq -- '- load' \
+  && pass "monitoring.podMonitor.tokenSecret sends the Secret's token; namespaceSelector.matchNames" \
+  || { cat "$tmp/podmonitor-token.err" "$tmp/podmonitor-token.yaml" >&2; fail "monitoring.podMonitor.tokenSecret or matchNames misrendered"; }
+# The PrometheusRule's spec is rules.yaml and the ConfigMap's dashboard is dashboard.json, line for
+# line (trailing blank lines aside): what promtool and the Go tests checked is what Prometheus and
+# Grafana get.
+sed -n '/^kind: PrometheusRule$/,/^---$/p' "$tmp/monitoring-all.yaml" | sed -n '/^spec:$/,$p' | sed '1d; /^---$/d; s/^  //' \
+  | awk 'NF { for (; blank > 0; blank--) print ""; print; next } { blank++ }' | diff -u "$chart/monitoring/rules.yaml" - >"$tmp/rules.diff" \
+  && pass "the PrometheusRule's spec is monitoring/rules.yaml" || { cat "$tmp/rules.diff" >&2; fail "the PrometheusRule's spec differs from monitoring/rules.yaml"; }
+sed -n '/^kind: ConfigMap$/,/^---$/p' "$tmp/monitoring-all.yaml" | sed -n '/^  sts-operator.json: |-$/,$p' | sed '1d; /^---$/d; s/^    //' \
+  | awk 'NF { for (; blank > 0; blank--) print ""; print; next } { blank++ }' | diff -u "$chart/monitoring/dashboard.json" - >"$tmp/dashboard.diff" \
+  && sed -n '/^kind: ConfigMap$/,/^data:$/p' "$tmp/monitoring-all.yaml" | grep -Fq 'grafana_dashboard: "1"' \
+  && sed -n '/^kind: ConfigMap$/,/^data:$/p' "$tmp/monitoring-all.yaml" | grep -Fq 'grafana_folder: Load' \
+  && pass "the dashboard ConfigMap holds monitoring/dashboard.json, labelled grafana_dashboard: \"1\"" \
+  || { cat "$tmp/dashboard.diff" >&2; fail "the dashboard ConfigMap differs from monitoring/dashboard.json or lacks its label"; }
+render dashboard-ns --set monitoring.dashboard.enabled=true --set monitoring.dashboard.namespace=grafana --show-only templates/monitoring.yaml \
+  && grep -Fq 'namespace: grafana' "$tmp/dashboard-ns.yaml" \
+  && pass "monitoring.dashboard.namespace places the ConfigMap" || fail "monitoring.dashboard.namespace is not the ConfigMap's"
 # tableServer.defaultRedis becomes --default-redis=<JSON> (the manager decodes it strictly), and
 # only when set.
 ! grep -Fq -- '--default-redis' "$tmp/deployment.yaml" \
@@ -170,6 +212,14 @@ refuse 'defaultRedis.address without a port' "defaultRedis/address'?: 'redis' do
 refuse 'defaultRedis.database 16' "defaultRedis/database'?: .*maximum" --set $dr.address=redis:6379 --set $dr.database=16
 refuse 'defaultRedis.cluster with database 1' "defaultRedis/database'?: value must be 0" \
   --set $dr.address=redis:6379 --set $dr.cluster=true --set $dr.database=1
+refuse 'monitoring.podMonitor.interval: fast' "podMonitor/interval'?: 'fast' does not match pattern" --set monitoring.podMonitor.interval=fast
+refuse 'monitoring.podMonitor.namespaceSelector.any: false' "namespaceSelector/any'?: value must be true" \
+  --set monitoring.podMonitor.namespaceSelector.any=false
+refuse 'monitoring.podMonitor.tokenSecret with a key "a/b"' "tokenSecret/key'?: 'a/b' does not match pattern" \
+  --set monitoring.podMonitor.tokenSecret.name=t --set monitoring.podMonitor.tokenSecret.key=a/b
+refuse 'monitoring.prometheusRule with a misspelt key (enable)' "additional properties 'enable' not allowed" \
+  --set monitoring.prometheusRule.enable=true
+refuse 'monitoring.dashboard.enabled: "yes"' "dashboard/enabled'?: got string, want boolean" --set-string monitoring.dashboard.enabled=yes
 refuse 'defaultRedis.tls.caSecret without tls.enabled' "defaultRedis/tls/enabled'?: value must be true" \
   --set $dr.address=redis:6379 --set $dr.tls.enabled=false --set $dr.tls.caSecret.name=ca --set $dr.tls.caSecret.key=ca.crt
 
