@@ -63,9 +63,13 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-test: lint verify-generated envtest ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis.
+test: lint verify-generated rules-test envtest ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis.
 	go test -race -count=1 -timeout 30m ./...
 	STS_TEST_BACKEND=redis go test -race -count=1 -timeout 10m ./internal/sts/
+
+.PHONY: rules-test
+rules-test: ## Check the chart's alerts with promtool (Debian's prometheus package): check rules, and their tests.
+	hack/rules-test.sh
 
 .PHONY: readme-test
 readme-test: ## Run the README's marked command blocks as a user would.
