@@ -71,6 +71,12 @@ POST {BASE}/LOAD?FILENAME=logins.csv&amp;MODE=LAST with the file as the body</p>
 <p><b>EXPORT</b>: a list as plain text, one line each, without consuming it; with FORMAT=JSON, the
 exact lines as a JSON array, which a LOAD with Content-Type: application/json takes back.<br>
 {BASE}/EXPORT?FILENAME=logins.csv</p>
+<p><b>RELOAD</b>: read every startup source again (initFileAtStartup, --load, --load-dir) and replace
+its list with it, one list at a time, each in one change: the lists are back to their sources while
+the server serves, say between two test runs. FILENAME=&lt;list&gt; reloads only that list. Answers
+one "list = lines" row per list reloaded. Lines held under a lease come back to the reloaded list
+when their lease expires or is released.<br>
+{BASE}/RELOAD</p>
 <p><b>Authentication</b>: when the server has a token, send <code>Authorization: Bearer &lt;token&gt;</code>
 or the parameter TOKEN=&lt;token&gt;.</p>
 <p><b>Blocking reads</b>: READ, READMULTI and FIND accept WAIT=&lt;milliseconds&gt;: instead of answering

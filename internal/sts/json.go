@@ -35,10 +35,12 @@ func newJSONAnswer(rep *reply) protocol.Answer {
 	}
 	if rep.fail != nil {
 		a.Error, a.Reason = rep.fail.message, rep.fail.reason
-		return a
+		if rep.layout != layoutReload { // a failed RELOAD still says what it reloaded
+			return a
+		}
 	}
 	switch rep.layout {
-	case layoutStatus:
+	case layoutStatus, layoutReload:
 		a.Lists = make([]protocol.List, 0, len(rep.lists)) // an empty server lists [], not null
 		var total int64
 		for _, l := range rep.lists {

@@ -80,8 +80,8 @@ func renderHTML(rep *reply) []byte {
 			b = append(append(b, line...), lineBreak...)
 		}
 		return append(b, bodyEnd...)
-	case layoutStatus:
-		if len(rep.lists) == 0 {
+	case layoutStatus, layoutReload:
+		if len(rep.lists) == 0 && rep.layout == layoutStatus {
 			return koHTML("Database was empty !")
 		}
 		b := append(make([]byte, 0, 64), okHead+"\n"...)

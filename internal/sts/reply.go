@@ -20,6 +20,7 @@ const (
 	layoutConfig               // CONFIG: one "key=value<br />" per setting
 	layoutHelp                 // the help page, which is HTML of its own
 	layoutExport               // EXPORT: the lines as plain text
+	layoutReload               // RELOAD: STATUS's rows, of the lists reloaded (none: an empty body)
 )
 
 // reply is what a command produced, before it is rendered in the original's HTML or as JSON.
@@ -30,8 +31,8 @@ type reply struct {
 	value   *string          // READ, FIND
 	values  []string         // READMULTI; EXPORT's lines
 	length  *int             // LENGTH, INITFILE, LOAD, SAVE
-	lists   []store.ListInfo // STATUS
-	failed  []loadFailure    // STATUS: the startup loads that failed
+	lists   []store.ListInfo // STATUS; RELOAD: the lists reloaded
+	failed  []loadFailure    // STATUS: the startup loads that failed; RELOAD: the reloads that failed
 	config  []setting        // CONFIG
 	lease   string           // the id of a leased read's lease
 	expires time.Time        // when that lease, or the one EXTEND prolonged, runs out

@@ -27,6 +27,7 @@ const (
 	cmdAck       = "ACK"
 	cmdRelease   = "RELEASE"
 	cmdExtend    = "EXTEND"
+	cmdReload    = "RELOAD"
 )
 
 // route is a command and the methods it answers to; with other methods its path is an unknown
@@ -67,6 +68,8 @@ var routes = map[string]route{
 	cmdAck:       {run: (*Server).ack, list: true, byLease: true, changes: true},
 	cmdRelease:   {run: (*Server).release, list: true, byLease: true, changes: true},
 	cmdExtend:    {run: (*Server).extend, list: true, byLease: true, changes: true},
+	// RELOAD's FILENAME is optional (every list when absent): reload checks it.
+	cmdReload: {run: (*Server).reload, methods: getOrPost, changes: true},
 }
 
 func (rt route) allows(method string) bool {

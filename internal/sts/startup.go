@@ -3,12 +3,14 @@ package sts
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -29,70 +31,81 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 	defer s.phase.CompareAndSwap(phaseStarting, phaseServing)
 	var failures []loadFailure
 	defer func() { s.loadFailures.Store(&failures) }()
-	fail := func(msg, list, source, err string) {
-		s.log.Error(msg, "list", list, "source", source, "error", err)
-		failures = append(failures, loadFailure{list: list, source: source, message: err})
+	fail := func(msg, list, source string, rep reply) {
+		s.log.Error(msg, "list", list, "source", source, "error", rep.fail.message)
+		failures = append(failures, loadFailure{list: list, source: source, message: rep.fail.message})
 	}
 	mine := map[string]bool{} // the lists this startup loaded: a later source replaces them
-	// load reads a source (path, for the log; failSource, for STATUS) with read and loads it
-	// into list, unless the store held the list before: then read is not even called.
-	load := func(list, path, failSource string, read func() ([]string, string, string)) {
+	for _, src := range s.startupSources(fail) {
 		// A file name the protocol would refuse as a list name (too long, a control character)
 		// is not loaded: clients could not address the list, and STATUS would show it.
-		if rep := s.checkListName(cmdLoad, list); rep != nil {
-			fail("Could not load list", list, failSource, rep.fail.message)
-			return
+		if rep := s.checkListName(cmdLoad, src.list); rep != nil {
+			fail("Could not load list", src.list, src.origin, *rep)
+			continue
 		}
-		if !mine[list] {
-			n, err := s.store.Length(ctx, list)
+		// A list the store held before is kept: its file is not even read.
+		if !mine[src.list] {
+			n, err := s.store.Length(ctx, src.list)
 			switch {
 			case err == nil:
-				s.log.Info("Kept the list the store holds instead of loading it", "list", list, "lines", n, "source", path)
-				return
+				s.log.Info("Kept the list the store holds instead of loading it", "list", src.list, "lines", n, "source", src.path)
+				continue
 			case !errors.Is(err, store.ErrNotLoaded):
-				fail("Could not load list", list, failSource, storeFailure(cmdInitFile, list, err).fail.message)
-				return
+				fail("Could not load list", src.list, src.origin, storeFailure(cmdInitFile, src.list, err))
+				continue
 			}
 		}
-		lines, sum, failure := read()
-		if failure == "" {
-			if rep := s.loadOnce(ctx, list, lines, sum, path); rep.fail != nil {
-				failure = rep.fail.message
-			}
+		lines, sum, rep := src.read()
+		if rep == nil {
+			rep = s.loadOnce(ctx, src.list, lines, sum, src.path)
 		}
-		if failure != "" {
-			fail("Could not load list", list, failSource, failure)
-			return
+		if rep != nil {
+			fail("Could not load list", src.list, src.origin, *rep)
+			continue
 		}
-		mine[list] = true
+		mine[src.list] = true
 	}
+}
+
+// startupSource is one source of a list that the configuration names: an init file, a file of a
+// load directory, or a --load file.
+type startupSource struct {
+	list   string
+	path   string // for the log
+	origin string // for STATUS's loadFailures: the path, or initFileAtStartup
+	// read returns the source's lines and their SHA-256 (hex), or why it could not be read.
+	read func() ([]string, string, *reply)
+}
+
+// startupSources returns the sources of the configuration in load order: InitFiles (the
+// original's initFileAtStartup), then LoadDirs, then Loads. The init files or a directory that
+// cannot be listed go to fail instead. LoadAtStartup and RELOAD (reload.go) load the same
+// sources.
+func (s *Server) startupSources(fail func(msg, list, source string, rep reply)) []startupSource {
+	var sources []startupSource
 	names, err := s.initFileNames()
 	if err != nil {
-		fail("Could not list the init files", "", sourceInitFiles, err.Error())
+		fail("Could not list the init files", "", sourceInitFiles, fileFailure(cmdReload, err))
 	}
 	for _, name := range names {
-		load(name, filepath.Join(s.cfg.DatasetDir, name), sourceInitFiles, func() ([]string, string, string) {
-			lines, sum, rep := s.readDatasetFile(name, true)
-			if rep != nil {
-				return nil, "", rep.fail.message
-			}
-			return lines, sum, ""
-		})
+		sources = append(sources, startupSource{list: name, path: filepath.Join(s.cfg.DatasetDir, name), origin: sourceInitFiles,
+			read: func() ([]string, string, *reply) { return s.readDatasetFile(name, true) }})
 	}
 	for _, d := range s.cfg.LoadDirs {
 		names, err := s.matchingNames(d.Dir, d.Match, true)
 		if err != nil {
-			fail("Could not load directory", "", d.Dir+"="+d.Match, err.Error())
+			fail("Could not load directory", "", d.Dir+"="+d.Match, fileFailure(cmdReload, err))
 			continue
 		}
 		for _, name := range names {
 			path := filepath.Join(d.Dir, name)
-			load(name, path, path, s.readFile(path))
+			sources = append(sources, startupSource{list: name, path: path, origin: path, read: s.readFile(path)})
 		}
 	}
 	for _, l := range s.cfg.Loads {
-		load(l.List, l.Path, l.Path, s.readFile(l.Path))
+		sources = append(sources, startupSource{list: l.List, path: l.Path, origin: l.Path, read: s.readFile(l.Path)})
 	}
+	return sources
 }
 
 // sourceInitFiles names the original's initFileAtStartup as the source of a load.
@@ -162,29 +175,40 @@ func (s *Server) matchingNames(dir, pattern string, regularOnly bool) ([]string,
 }
 
 // readFile returns the reader of a startup file at path (anywhere): its lines, their digest, or
-// why it could not be read.
-func (s *Server) readFile(path string) func() ([]string, string, string) {
-	return func() ([]string, string, string) {
+// why it could not be read (the file's error as it is, which names the path).
+func (s *Server) readFile(path string) func() ([]string, string, *reply) {
+	return func() ([]string, string, *reply) {
 		lines, sum, err := datafile.ReadLinesFrom(path, s.charset.read, s.cfg.Limits.MaxTotalBytes)
-		if err != nil {
-			return nil, "", err.Error()
+		var tooLarge *datafile.TooLargeError
+		var rep reply
+		switch {
+		case err == nil:
+			return lines, sum, nil
+		case errors.Is(err, datafile.ErrFileNotFound):
+			rep = ko(cmdReload, http.StatusNotFound, protocol.ReasonFileNotFound, err.Error())
+		case errors.As(err, &tooLarge):
+			rep = ko(cmdReload, http.StatusInsufficientStorage, protocol.ReasonLimit, err.Error())
+		default:
+			rep = fileFailure(cmdReload, err)
 		}
-		return lines, sum, ""
+		return nil, "", &rep
 	}
 }
 
 // loadOnce hands a startup source's lines to store.LoadOnce and logs what it did: it keeps the
-// list when another server starting at the same time loaded the same content first.
-func (s *Server) loadOnce(ctx context.Context, list string, lines []string, sum, source string) reply {
+// list when another server starting at the same time loaded the same content first. It returns
+// the failure, or nil.
+func (s *Server) loadOnce(ctx context.Context, list string, lines []string, sum, source string) *reply {
 	loaded, err := s.store.LoadOnce(ctx, list, lines, sum)
 	if err != nil {
-		return storeFailure(cmdInitFile, list, err)
+		rep := storeFailure(cmdInitFile, list, err)
+		return &rep
 	}
 	if !loaded {
 		n, _ := s.store.Length(ctx, list)
 		s.log.Info("Kept the list the store holds instead of loading it", "list", list, "lines", n, "source", source)
-		return okReply(cmdInitFile)
+		return nil
 	}
 	s.log.Info("Loaded list", "list", list, "lines", len(lines), "source", source)
-	return okReply(cmdInitFile)
+	return nil
 }

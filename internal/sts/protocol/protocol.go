@@ -20,7 +20,8 @@ import "time"
 // included), a regex that does not compile, is too long or too costly, or runs out of time, a
 // file name that leads to no data file, a LOAD body sent as JSON that is not an array of strings;
 // 401 a bad or missing token; 403 STOP disabled; 404 an unknown list, an empty list, not enough
-// lines, no match, an unknown command, a file not found, an unknown lease;
+// lines, no match, an unknown command, a file not found, an unknown lease, a RELOAD of a list
+// that no startup source gives;
 // 409 a duplicate on UNIQUE, an ACK or EXTEND of a lease that ended, a REQUEST_ID whose first
 // request is still running; 422 a REQUEST_ID sent before with another request; 413 a body too large, or a line over --max-line-bytes; 500 the
 // server's file system failed; 503 the server starting or stopping, a store that cannot be
@@ -50,12 +51,13 @@ type Answer struct {
 	// lines written.
 	Length *int64 `json:"length,omitempty"`
 	// Lists is every list of a STATUS, sorted by name (byte order); an empty server sends an
-	// empty array, not null.
+	// empty array, not null. For RELOAD, the lists reloaded (a failed RELOAD too), with their
+	// lines loaded, the digest of their source and the lines leases held in them.
 	Lists []List `json:"lists,omitzero"`
-	// Total is the sum of the lengths of a STATUS's lists.
+	// Total is the sum of the lengths of a STATUS's (RELOAD's) lists.
 	Total *int64 `json:"total,omitempty"`
 	// LoadFailures are the startup loads of a STATUS that failed, in load order; absent when
-	// none failed.
+	// none failed. For RELOAD, the sources that could not be reloaded.
 	LoadFailures []LoadFailure `json:"loadFailures,omitzero"`
 	// Config is the answer of CONFIG: the settings under the original plugin's keys.
 	Config map[string]string `json:"config,omitzero"`
@@ -115,6 +117,7 @@ const (
 	ReasonNoMatch          = "no_match"          // 404: FIND matched no line
 	ReasonUnknownCommand   = "unknown_command"   // 404: no such command
 	ReasonFileNotFound     = "file_not_found"    // 404: no such data file
+	ReasonNoSource         = "no_source"         // 404: RELOAD's FILENAME names no list of a startup source
 	ReasonDuplicate        = "duplicate"         // 409: ADD UNIQUE of a line the list has
 	ReasonLeaseNotFound    = "lease_not_found"   // 404: no such lease (never given, acknowledged, or forgotten), or none holds the LINE
 	ReasonLeaseEnded       = "lease_ended"       // 409: ACK or EXTEND of a lease that expired or was released: its lines went back
