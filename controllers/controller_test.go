@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -186,7 +188,7 @@ func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string
 		s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"}, Data: map[string][]byte{"token": []byte(token)}})
 		opts = append(opts, specstest.WithAuthToken("token", "token"))
 	}
-	ts := startTableServer(t, token, lists)
+	ts := startTableServer(t, token, lists, loadsFrom(t, datasets))
 	sts := specstest.New("tables", opts...)
 	sts.UID = ""
 	s.endpoints.set(t, ns+"/tables", ts.url)
@@ -196,6 +198,22 @@ func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, reconcileWait)
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
 	return sts, ts
+}
+
+// loadsFrom writes each dataset's content into a file and names it as the server's startup
+// source of the dataset's list (--load), as the pod's mounted ConfigMap is: what RELOAD reads.
+// The server keeps the lists it already holds at startup.
+func loadsFrom(t *testing.T, datasets map[string]string) func(*stsserver.Config) {
+	dir := t.TempDir()
+	var loads []stsserver.Load
+	for name, content := range datasets {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		loads = append(loads, stsserver.Load{List: name, Path: path})
+	}
+	return func(c *stsserver.Config) { c.Loads = loads }
 }
 
 // splitLines splits the test's dataset text into lines (one per "\n", no trailing empty line).

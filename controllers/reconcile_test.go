@@ -272,7 +272,7 @@ func TestEveryReconcilePathSaysWhereItStopped(t *testing.T) {
 			r := &SimpleTableServerReconciler{
 				Client: c, APIReader: c, Recorder: recorder, DefaultImage: specstest.Image,
 				Endpoints: fixedEndpoint(url), HTTPClient: NewHTTPClient(2 * time.Second),
-				sourceCache: newSourceCache(c, c), tokens: newAcceptedTokens(),
+				sourceCache: newSourceCache(c, c), tokens: newAcceptedTokens(), readings: newReadings(),
 			}
 
 			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)})

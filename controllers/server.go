@@ -30,6 +30,8 @@ type serverObservation struct {
 	reloadErr error
 	// backendErr is a table-server pod's report that it cannot reach its Redis.
 	backendErr error
+	// via is how the server was called (with the token it took), for the calls after STATUS.
+	via tableServer
 }
 
 // reloadRefused says whether the server refused a changed dataset (a KO for the request, such
@@ -54,6 +56,7 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 		ts.token = previous // a rotated Secret the server's mounted copy does not have yet
 		obs.status, obs.err = ts.status(ctx)
 	}
+	obs.via = ts
 	if obs.err == nil && r.tokens.accepted(sts, ts.token, ts.token == src.authToken, time.Now()) && src.authToken != "" {
 		r.Recorder.Eventf(sts, nil, corev1.EventTypeWarning, "TokenNotTaken", "Reconcile",
 			"The table server still refuses the token of Secret %q %s after it changed, and takes the previous one: "+

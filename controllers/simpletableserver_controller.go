@@ -60,6 +60,7 @@ type SimpleTableServerReconciler struct {
 
 	sourceCache *sourceCache
 	tokens      *acceptedTokens
+	readings    *readings
 }
 
 // +kubebuilder:rbac:groups=sts.tableserver.dev,resources=simpletableservers,verbs=get;list;watch
@@ -84,12 +85,12 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	sts := &stsv1alpha1.SimpleTableServer{}
 	if err := r.Get(ctx, req.NamespacedName, sts); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.tokens.forget(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !sts.DeletionTimestamp.IsZero() {
-		r.tokens.forget(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		// The garbage collector is removing what it owns (first, under foreground deletion):
 		// recreating it would only race the deletion.
 		return ctrl.Result{}, nil
@@ -110,6 +111,8 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, obs.applyErr // the cache lags behind a write: retry with the next view
 	}
 	obs.server = r.observeServer(ctx, run, obs.deployment, src)
+	obs.reset = r.resetDatasets(ctx, run, obs.deployment, &obs.server)
+	obs.consumption = r.measureConsumption(run, obs.server.status)
 	switch err := r.updateStatus(ctx, sts, obs); {
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil // deleted while this reconcile ran
@@ -121,6 +124,12 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	// What needs the user is in the Stalled condition; it is looked at again every interval.
 	return ctrl.Result{RequeueAfter: refreshInterval(sts)}, nil
+}
+
+// forget drops what the operator remembers of a resource that is gone.
+func (r *SimpleTableServerReconciler) forget(key types.NamespacedName) {
+	r.tokens.forget(key)
+	r.readings.forget(key)
 }
 
 func refreshInterval(sts *stsv1alpha1.SimpleTableServer) time.Duration {
@@ -136,6 +145,7 @@ func refreshInterval(sts *stsv1alpha1.SimpleTableServer) time.Duration {
 func (r *SimpleTableServerReconciler) SetupWithManager(mgr ctrl.Manager, opts controller.Options) error {
 	r.sourceCache = newSourceCache(r.Client, r.APIReader)
 	r.tokens = newAcceptedTokens()
+	r.readings = newReadings()
 	ctx := context.Background()
 	indexer := mgr.GetFieldIndexer()
 	obj := &stsv1alpha1.SimpleTableServer{}

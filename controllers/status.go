@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -38,6 +39,7 @@ var conditionTypes = []string{
 	stsv1alpha1.ConditionStalled,
 	stsv1alpha1.ConditionDatasetsLoaded,
 	stsv1alpha1.ConditionDatasetsInSync,
+	stsv1alpha1.ConditionReset,
 }
 
 // observation is everything one reconcile learned, from which the status follows.
@@ -48,6 +50,10 @@ type observation struct {
 	deployment *appsv1.Deployment // nil until it exists
 	applyErr   error
 	server     serverObservation
+	// consumption is how the lists are consumed, against the previous poll.
+	consumption consumption
+	// reset is what this reconcile did for the resetAt annotation; nil: nothing.
+	reset *resetResult
 }
 
 // blocked says whether the Deployment must be held back because its pod could not run the
@@ -120,7 +126,10 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 		status.AvailableReplicas = d.Status.AvailableReplicas
 	}
 	if s := obs.server.status; s != nil {
-		setLists(&status, s, now)
+		setLists(&status, s, obs.consumption, now, refreshInterval(sts))
+	}
+	if obs.reset != nil {
+		setReset(&status, sts.Generation, obs.reset, now)
 	}
 	p := assess(sts, obs)
 	status.Conditions = slices.DeleteFunc(status.Conditions, func(c metav1.Condition) bool {
@@ -136,16 +145,14 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 	return status
 }
 
-func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *protocol.Answer, now metav1.Time) {
+// setLists sets the lists the server reports, with the consumption c measured of them.
+func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *protocol.Answer, c consumption, now metav1.Time, step time.Duration) {
 	var lists []stsv1alpha1.ListStatus // nil when empty, as the stored status decodes an absent list
-	for _, l := range s.Lists {
-		if len(lists) == maxStatusLists {
-			break
-		}
-		if len(l.Name) <= maxStatusNameBytes { // the schema's bound: a longer one would fail the whole write
-			lists = append(lists, stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length,
-				Leased: l.Leased, Returned: l.Returned, DeadLettered: l.DeadLettered})
-		}
+	for _, l := range shownLists(s) {
+		rate, measured := c.rates[l.Name]
+		lists = append(lists, withConsumption(stsv1alpha1.ListStatus{Name: l.Name, Length: l.Length,
+			Leased: l.Leased, Returned: l.Returned, DeadLettered: l.DeadLettered},
+			findList(status.Lists, l.Name), rate, measured, now.Time, step))
 	}
 	total := ptr.Deref(s.Total, 0)
 	if apiequality.Semantic.DeepEqual(status.Lists, lists) && status.TotalLines == total &&
@@ -156,6 +163,31 @@ func setLists(status *stsv1alpha1.SimpleTableServerStatus, s *protocol.Answer, n
 	status.ListCount = int32(len(s.Lists))
 	status.TotalLines = total
 	status.LastStatusTime = &now
+}
+
+// shownLists are the lists of a STATUS that the resource's status shows: the first
+// maxStatusLists whose names fit the schema (a longer one would fail the whole write).
+func shownLists(s *protocol.Answer) []protocol.List {
+	var shown []protocol.List
+	for _, l := range s.Lists {
+		if len(shown) == maxStatusLists {
+			break
+		}
+		if len(l.Name) <= maxStatusNameBytes {
+			shown = append(shown, l)
+		}
+	}
+	return shown
+}
+
+// findList returns the list called name in lists, or nil.
+func findList(lists []stsv1alpha1.ListStatus, name string) *stsv1alpha1.ListStatus {
+	for i := range lists {
+		if lists[i].Name == name {
+			return &lists[i]
+		}
+	}
+	return nil
 }
 
 func condition(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
@@ -422,7 +454,8 @@ func notLoadedMessage(unloaded []string) string {
 
 // noticeable says whether a condition reports something a user should hear of as an event,
 // and the event's type: whatever stalls the resource, a server that stopped answering or
-// refused a reload, and drift under the Keep policy.
+// refused a reload, drift under the Keep policy, and how a reset went (a reset that waits for
+// the server is not news: Reconciling says why the server does not serve).
 func noticeable(c metav1.Condition) (string, bool) {
 	switch {
 	case c.Type == stsv1alpha1.ConditionStalled && c.Status == metav1.ConditionTrue:
@@ -433,6 +466,10 @@ func noticeable(c metav1.Condition) (string, bool) {
 		return corev1.EventTypeWarning, true
 	case c.Type == stsv1alpha1.ConditionDatasetsInSync && c.Reason == stsv1alpha1.ReasonSourceChanged:
 		return corev1.EventTypeNormal, true
+	case c.Type == stsv1alpha1.ConditionReset && c.Status == metav1.ConditionTrue:
+		return corev1.EventTypeNormal, true
+	case c.Type == stsv1alpha1.ConditionReset && c.Status == metav1.ConditionFalse:
+		return corev1.EventTypeWarning, true
 	}
 	return "", false
 }

@@ -81,6 +81,23 @@ func (s tableServer) replaceList(ctx context.Context, list string, content []byt
 	return s.call(ctx, http.MethodPost, "LOAD", params, content, &answer)
 }
 
+// reloadTimeout bounds a RELOAD, which reads every dataset file of the server again: longer than
+// the other calls, whose timeout a large file on a claim could outlast.
+const reloadTimeout = time.Minute
+
+// reload asks the server to reload every startup source into its list (RELOAD), with requestID
+// as its REQUEST_ID: a retry of a reload whose answer was lost gets that answer, and reloads
+// nothing again. It returns the lists reloaded, also when some could not be (a *refusedError).
+func (s tableServer) reload(ctx context.Context, requestID string) ([]protocol.List, error) {
+	var answer protocol.Answer
+	long := s
+	client := *s.http
+	client.Timeout = max(client.Timeout, reloadTimeout)
+	long.http = &client
+	err := long.call(ctx, http.MethodPost, "RELOAD", url.Values{"REQUEST_ID": {requestID}}, nil, &answer)
+	return answer.Lists, err
+}
+
 // call sends /sts/<command> with the JSON form requested and decodes the answer into out.
 func (s tableServer) call(ctx context.Context, method, command string, params url.Values, body []byte, out *protocol.Answer) error {
 	if params == nil {

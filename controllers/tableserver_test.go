@@ -28,9 +28,10 @@ import (
 type testTableServer struct {
 	url   string
 	srv   *sts.Server
+	cfg   sts.Config
 	store store.Store
-	// loads and statuses count the LOAD and STATUS requests the server received.
-	loads, statuses atomic.Int64
+	// loads, statuses and reloads count the LOAD, STATUS and RELOAD requests the server received.
+	loads, statuses, reloads atomic.Int64
 }
 
 // startTableServer serves lists on 127.0.0.1 until t ends; with a token every request must
@@ -54,6 +55,7 @@ func startTableServerOn(t testing.TB, st store.Store, token string, lists map[st
 	for _, c := range configure {
 		c(&cfg)
 	}
+	ts.cfg = cfg
 	srv, err := sts.NewServer(cfg, ts.store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatalf("table server: %v", err)
@@ -67,6 +69,8 @@ func startTableServerOn(t testing.TB, st store.Store, token string, lists map[st
 			ts.loads.Add(1)
 		case "/sts/STATUS":
 			ts.statuses.Add(1)
+		case "/sts/RELOAD":
+			ts.reloads.Add(1)
 		}
 		h.ServeHTTP(w, r)
 	}))

@@ -703,6 +703,10 @@ type SimpleTableServerStatus struct {
 	//   - DatasetsInSync: True when every ConfigMap and Secret dataset is loaded as its source
 	//     holds it now (InSync). False with SourceChanged when a source changed after loading
 	//     and the policy is Keep: drift to know about, not a fault; Ready stays True.
+	//   - Reset: how the last reset (annotation sts.tableserver.dev/resetAt) went: True (Reset)
+	//     when every dataset was reloaded, False (ResetFailed) when some could not be (the
+	//     message says which and why; they keep their lines), Unknown (ResetPending) while it
+	//     waits for the server. It does not change Ready.
 	//
 	// Reconciling and Stalled share one reason and message: those of the one that is True, or
 	// Reconciled when nothing is left to do.
@@ -752,6 +756,16 @@ type SimpleTableServerStatus struct {
 	// the Ready condition says whether the server still answers.
 	// +optional
 	LastStatusTime *metav1.Time `json:"lastStatusTime,omitempty"`
+
+	// observedResetAt is the value of the annotation sts.tableserver.dev/resetAt that the
+	// operator last handled: a reset is done once per value, so that a resync or an operator
+	// restart does not reload the datasets again.
+	// +optional
+	ObservedResetAt string `json:"observedResetAt,omitempty"`
+
+	// lastResetTime is when the table server last reloaded the datasets for that annotation.
+	// +optional
+	LastResetTime *metav1.Time `json:"lastResetTime,omitempty"`
 }
 
 // ListStatus is one list in the table server.
@@ -772,6 +786,17 @@ type ListStatus struct {
 	// maxDeliveries returns.
 	// +optional
 	DeadLettered int64 `json:"deadLettered,omitempty"`
+	// consumptionRate is how many lines a second the list lost between the operator's last two
+	// readings of the server (statusRefreshInterval apart), in decimal with three significant
+	// digits, such as "12.5"; absent while the list does not shrink. It is rewritten only when
+	// it moves by more than a fifth, so that a steady consumption costs no status writes of its
+	// own.
+	// +optional
+	ConsumptionRate string `json:"consumptionRate,omitempty"`
+	// estimatedEmptyTime is when the list would be empty at consumptionRate; rewritten with it,
+	// or when it moves by more than a fifth of the time left.
+	// +optional
+	EstimatedEmptyTime *metav1.Time `json:"estimatedEmptyTime,omitempty"`
 }
 
 // Condition types of a SimpleTableServer. Reconciling and Stalled follow kstatus: tools such as
@@ -788,6 +813,10 @@ const (
 	// ConditionDatasetsInSync is True when every ConfigMap and Secret dataset is loaded as its
 	// source holds it now.
 	ConditionDatasetsInSync = "DatasetsInSync"
+	// ConditionReset says how the last reset (annotation sts.tableserver.dev/resetAt) went:
+	// True when every dataset was reloaded, False when the server could not reload some (they
+	// keep their lines), Unknown while it waits for the server. Absent before the first reset.
+	ConditionReset = "Reset"
 )
 
 // Condition reasons of a SimpleTableServer: one word each, for tools that match on them.
@@ -825,6 +854,13 @@ const (
 	ReasonReloadFailed = "ReloadFailed"
 	// ReasonBackendUnavailable: the table servers report that they cannot reach their Redis.
 	ReasonBackendUnavailable = "BackendUnavailable"
+	// ReasonReset (Reset): the server reloaded every dataset from its source.
+	ReasonReset = "Reset"
+	// ReasonResetFailed (Reset): the server could not reload some datasets.
+	ReasonResetFailed = "ResetFailed"
+	// ReasonResetPending (Reset): the reset waits for the server to serve the current spec or to
+	// answer; it is tried again every statusRefreshInterval.
+	ReasonResetPending = "ResetPending"
 )
 
 // Annotations a user puts on a SimpleTableServer.
@@ -833,6 +869,11 @@ const (
 	// and moves it to the operator's default image when spec.image is empty. The running lists
 	// are lost unless durability is on.
 	AnnotationRestartedAt = "sts.tableserver.dev/restartedAt"
+	// AnnotationResetAt, set to a new value (a timestamp, say), reloads every dataset from its
+	// source into the running table server, each list replaced at once, while the pods stay up:
+	// the lists are back to their original content for the next test run. Done once per value
+	// (status.observedResetAt).
+	AnnotationResetAt = "sts.tableserver.dev/resetAt"
 )
 
 // +kubebuilder:object:root=true

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -172,5 +173,53 @@ func testRotatedTokenReachesTheServer(t *testing.T) {
 	waitListLength(t, sts, "users.csv", 3)
 	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
 		t.Errorf("the table-server pod was replaced (%s -> %s): a new token must not restart it", pod.Name, now.Name)
+	}
+}
+
+// testResetRestoresTheLists: a new value of the resetAt annotation, set with kubectl annotate
+// as a user would between two test runs, reloads every dataset from its source into the running
+// server: lists consumed in part, from a ConfigMap and from a claim's file (which only the pod
+// can read), are whole again, the pod is the same, and the status records the reset.
+func testResetRestoresTheLists(t *testing.T) {
+	ns := newNamespace(t, "reset")
+	createConfigMap(t, ns, "codes", "codes.csv", testutil.Numbered("code", 20))
+	claim := hostPathClaim(t, ns, "reset")
+	fillClaim(t, ns, claim, "orders.csv", "order", 30)
+	sts := newServer(ns, "reset",
+		configMapDataset("codes.csv", "codes", "codes.csv"),
+		claimDataset("orders.csv", claim, "orders.csv"))
+	create(t, sts)
+	waitServing(t, sts)
+	pod := serverPod(t, ns, sts.Name)
+	for list, n := range map[string]int{"codes.csv": 5, "orders.csv": 12} {
+		if a, err := serverCall(t.Context(), ns, sts.Name, "READMULTI", map[string]string{"FILENAME": list, "NB_LINES": strconv.Itoa(n), "KEEP": "FALSE"}); err != nil || !a.OK {
+			t.Fatalf("READMULTI KEEP=FALSE of %s: %+v, %v", list, a, err)
+		}
+	}
+	waitListLength(t, sts, "codes.csv", 15)
+	waitListLength(t, sts, "orders.csv", 18)
+
+	const at = "2026-05-04T10:00:00+00:00"
+	if _, errOut, err := kubectl(t, "", "annotate", "-n", ns, "simpletableserver/reset", stsv1alpha1.AnnotationResetAt+"="+at, "--overwrite"); err != nil {
+		t.Fatalf("kubectl annotate: %v\n%s", err, errOut)
+	}
+	waitListLength(t, sts, "codes.csv", 20)
+	waitListLength(t, sts, "orders.csv", 30)
+	got := &stsv1alpha1.SimpleTableServer{}
+	if err := k8s.Get(t.Context(), client.ObjectKeyFromObject(sts), got); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(got.Status.Conditions, stsv1alpha1.ConditionReset)
+	if c == nil || c.Status != metav1.ConditionTrue || got.Status.ObservedResetAt != at || got.Status.LastResetTime == nil {
+		t.Errorf("after the reset: Reset %+v, observedResetAt %q, lastResetTime %v", c, got.Status.ObservedResetAt, got.Status.LastResetTime)
+	}
+	for list, first := range map[string]string{"codes.csv": "code-000000", "orders.csv": "order-000000"} {
+		a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": list, "KEEP": "TRUE"})
+		if err != nil || !a.OK || ptr.Deref(a.Value, "") != first {
+			t.Errorf("READ FIRST of %s after the reset: %q in %+v, %v; want %s", list, ptr.Deref(a.Value, ""), a, err, first)
+		}
+	}
+	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
+		t.Errorf("the table-server pod was replaced (%s -> %s): a reset must not restart it", pod.Name, now.Name)
 	}
 }

@@ -15,6 +15,7 @@ func TestE2E(t *testing.T) {
 		}{
 			{"Datasets", testDatasets},
 			{"ReloadPushesAChangedConfigMap", testReloadPushesAChangedConfigMap},
+			{"ResetRestoresTheLists", testResetRestoresTheLists},
 			{"RotatedTokenReachesTheServer", testRotatedTokenReachesTheServer},
 			{"ConsumeOnce", testConsumeOnce},
 			{"Queue", testQueue},
