@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 
@@ -69,7 +69,7 @@ func TestEveryMetricUsedIsExported(t *testing.T) {
 
 	var sources = map[string]int{}
 	var missing []string
-	for _, name := range sortedKeys(used) {
+	for _, name := range slices.Sorted(maps.Keys(used)) {
 		switch {
 		case exported[name]:
 			sources["table server"]++
@@ -573,13 +573,4 @@ func readYAML(t *testing.T, name string, v any) {
 	if err := yaml.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
