@@ -42,9 +42,12 @@ type Lease struct {
 	Expires time.Time
 }
 
-// LeaseRef names what Ack, Release and Extend act on: a lease by ID (List is then ignored: a lease
-// id is unique in its store), or, when ID is empty, the lease of List that holds Line and expires
-// first, of which they act on that line only (Ack, Release) or on the whole lease (Extend).
+// LeaseRef names what Ack, Release and Extend act on: a lease by ID, or, when ID is empty, the
+// lease of List that holds Line and expires first, of which they act on that line only (Ack,
+// Release) or on the whole lease (Extend). With an ID, List is only a hint: a lease id is unique
+// in its store, which finds the lease by its id alone; a backend may look in List first (Redis:
+// one round trip less), and then looks by the id alone when the lease is not there, so a wrong or
+// empty List changes no answer.
 type LeaseRef struct {
 	List string
 	ID   string

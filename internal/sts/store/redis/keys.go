@@ -35,7 +35,7 @@ func (s *Store) keysOf(name string) keys {
 const noTag = "\xff"
 
 // scriptKeys are the KEYS of the scripts that touch one list (scripts.go), in the order of the
-// prelude; a bulk change adds its staging list.
+// prelude; a bulk change adds its staging list, a lease script its lease's index entry.
 func (k keys) scriptKeys() []string {
 	return []string{k.list, k.meta, k.counts, k.leases, k.expires, k.returns, k.ended, k.dead}
 }
@@ -57,8 +57,12 @@ func (s *Store) channel() string { return s.prefix + "added" }
 func (s *Store) dueLists() string { return s.prefix + "leases-due" }
 
 // leaseIndex names the list that holds lease id, so that the id alone finds it. It expires
-// store.LeaseMemory after the lease.
-func (s *Store) leaseIndex(id string) string { return s.prefix + "lease:" + id }
+// store.LeaseMemory after the lease. Its hash tag is the id's first tagLen characters, which put
+// an id of this store in its list's slot (slots.go), where the lease scripts write it.
+func (s *Store) leaseIndex(id string) string {
+	n := min(len(id), tagLen)
+	return s.prefix + "lease:{" + id[:n] + "}" + id[n:]
+}
 
 // requestKey holds a client's request id (Claim, Settle): "" while the first request runs, then
 // its answer, for the request's window.

@@ -15,10 +15,11 @@ import (
 )
 
 // Leases (store/lease.go). A list's leases live in its own slot (keys.go), changed by the lease
-// scripts (scripts.go), with Redis' clock. Two things live elsewhere, in slots of their own, and
-// are written by the server after a script: the lease index (an id to its list, so that an id
-// alone finds its lease), and the expiry loop's schedule (the lists whose leases or dead letters
-// need it, by when).
+// scripts (scripts.go), with Redis' clock, and so does each lease's index entry (an id to its
+// list, so that an id alone finds its lease), since a lease id carries its list's slot
+// (slots.go): the scripts write it with the lease. The expiry loop's schedule (the lists whose
+// leases or dead letters need it, by when) lives in a slot of its own, written by the server
+// after a script.
 //
 // Expiry. Every lease script first gives back what has run out in its list, so a list whose
 // leases are in use is never late. The others are the loop's (expireLeases): each Store runs one,
@@ -66,11 +67,13 @@ func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position,
 	if err := checkRead(pos, n); err != nil {
 		return store.Lease{}, err
 	}
-	id, keys := store.NewLeaseID(), s.keysOf(name).scriptKeys()
+	k := s.keysOf(name)
+	id := newLeaseID(k)
+	keys := append(k.scriptKeys(), s.leaseIndex(id))
 	var expiry any
 	picked, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
 		args := append([]any{s.channel(), name}, readArgs(pos, n, s.tomb, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)...)
-		reply, err := s.run(ctx, readLeasedScript, keys, true, args...)
+		reply, err := s.runLease(ctx, readLeasedScript, name, keys, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +87,7 @@ func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position,
 	if err != nil {
 		return store.Lease{}, err
 	}
-	return s.leased(ctx, id, name, picked, expiry, spec.TTL)
+	return leased(id, name, picked, expiry), nil
 }
 
 // FindLeased implements store.Store.
@@ -92,10 +95,12 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 	if err := spec.Check(); err != nil {
 		return store.Lease{}, err
 	}
-	id, keys := store.NewLeaseID(), s.keysOf(name).scriptKeys()
+	k := s.keysOf(name)
+	id := newLeaseID(k)
+	keys := append(k.scriptKeys(), s.leaseIndex(id))
 	var expiry any
 	line, err := s.find(ctx, name, match, wait, func(line string, within int) (bool, error) {
-		reply, err := s.run(ctx, takeLeasedScript, keys, true, s.channel(), name, line, within, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
+		reply, err := s.runLease(ctx, takeLeasedScript, name, keys, s.channel(), name, line, within, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
 		if err != nil {
 			return false, err
 		}
@@ -109,31 +114,21 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 	if err != nil {
 		return store.Lease{}, err
 	}
-	return s.leased(ctx, id, name, []string{line}, expiry, spec.TTL)
+	return leased(id, name, []string{line}, expiry), nil
 }
 
-// leased indexes a lease that a script gave, so that its id alone finds it, and returns it. Should
-// the index fail, the lines stay leased until they expire: the client, told of the failure, does
-// not have them.
-func (s *Store) leased(ctx context.Context, id, name string, lines []string, expiry any, ttl time.Duration) (store.Lease, error) {
-	if err := s.write(ctx, "set", s.leaseIndex(id), name, "px", (ttl + store.LeaseMemory).Milliseconds()); err != nil {
-		return store.Lease{}, err
-	}
+// leased is the lease that a script gave (and indexed, in the same step).
+func leased(id, name string, lines []string, expiry any) store.Lease {
 	ms, _ := expiry.(int64)
-	return store.Lease{ID: id, List: name, Lines: lines, Expires: time.UnixMilli(ms)}, nil
+	return store.Lease{ID: id, List: name, Lines: lines, Expires: time.UnixMilli(ms)}
 }
 
 // Ack implements store.Store.
 func (s *Store) Ack(ctx context.Context, ref store.LeaseRef) error {
-	if _, err := s.onLease(ctx, ref, endScript, acked, positions[store.First]); err != nil {
-		return err
-	}
-	if ref.ID != "" {
-		// Only a lease that ended otherwise must be remembered; a failure here leaves the entry
-		// to its expiry.
-		_ = s.cmd.Del(ctx, s.leaseIndex(ref.ID)).Err()
-	}
-	return nil
+	// By id, the script deletes the lease's index entry: only a lease that ended otherwise must
+	// be remembered.
+	_, err := s.onLease(ctx, ref, endScript, acked, positions[store.First])
+	return err
 }
 
 // Release implements store.Store.
@@ -154,40 +149,79 @@ func (s *Store) Extend(ctx context.Context, ref store.LeaseRef, ttl time.Duratio
 	if err != nil {
 		return time.Time{}, err
 	}
-	id, _ := reply[4].(string)
 	expiry, _ := reply[5].(int64)
-	if err := s.write(ctx, "pexpireat", s.leaseIndex(id), expiry+store.LeaseMemory.Milliseconds()); err != nil {
-		return time.Time{}, err
+	if ref.ID == "" {
+		// By id, the script keeps the index entry as long as the lease; by line, the server does.
+		id, _ := reply[4].(string)
+		if err := s.write(ctx, "pexpireat", s.leaseIndex(id), expiry+store.LeaseMemory.Milliseconds()); err != nil {
+			return time.Time{}, err
+		}
 	}
 	return time.UnixMilli(expiry), nil
 }
 
 // onLease runs a script (scriptEnd, scriptExtend) on the lease that ref names, with ARGV the
-// channel, the list's name, the id, the line, then args: by id, on the list that the lease index
-// names. It maps the scripts' failures.
+// channel, the list's name, the id, the line, then args, and maps the scripts' failures. By id,
+// KEYS[9] is the lease's index entry, and the script runs on ref.List when it is given (and in
+// the id's slot), else on the list that the index entry names; a script that does not find the
+// lease in ref.List and finds that the entry names another list runs again there.
 func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Script, args ...any) ([]any, error) {
-	name := ref.List
+	name, index := ref.List, ""
 	if ref.ID != "" {
-		var err error
-		if name, err = s.cmd.Get(ctx, s.leaseIndex(ref.ID)).Result(); errors.Is(err, goredis.Nil) {
-			return nil, store.ErrLeaseNotFound
-		} else if err != nil {
-			return nil, s.failure(err)
+		index = s.leaseIndex(ref.ID)
+		if name == "" || slot(s.keysOf(name).list) != slot(index) {
+			var err error
+			if name, err = s.cmd.Get(ctx, index).Result(); errors.Is(err, goredis.Nil) {
+				return nil, store.ErrLeaseNotFound
+			} else if err != nil {
+				return nil, s.failure(err)
+			}
 		}
 	}
-	reply, err := s.run(ctx, sc, s.keysOf(name).scriptKeys(), true, append([]any{s.channel(), name, ref.ID, ref.Line}, args...)...)
-	if err != nil {
-		return nil, err
+	for moved := false; ; moved = true {
+		k := s.keysOf(name)
+		keys := k.scriptKeys()
+		if index != "" {
+			if slot(k.list) != slot(index) {
+				return nil, store.ErrLeaseNotFound // no id of this store's
+			}
+			keys = append(keys, index)
+		}
+		reply, err := s.runLease(ctx, sc, name, keys, append([]any{s.channel(), name, ref.ID, ref.Line}, args...)...)
+		if err != nil {
+			return nil, err
+		}
+		s.after(ctx, name, reply)
+		switch status(reply) {
+		case 1:
+			return nil, store.ErrLeaseNotFound
+		case 2:
+			how, _ := reply[4].(string)
+			return nil, &store.LeaseEndedError{ID: ref.ID, How: how}
+		case 3:
+			if moved {
+				return nil, store.ErrLeaseNotFound
+			}
+			name, _ = reply[4].(string)
+			continue
+		}
+		return reply, nil
 	}
-	s.after(ctx, name, reply)
-	switch status(reply) {
-	case 1:
-		return nil, store.ErrLeaseNotFound
-	case 2:
-		how, _ := reply[4].(string)
-		return nil, &store.LeaseEndedError{ID: ref.ID, How: how}
+}
+
+// runLease runs a lease script that changes list name. The common paths of these scripts check no
+// key's type beforehand (scripts.go): Redis stops them, before they change anything, at the first
+// command that meets a key of the wrong type, without naming it; scriptExpire, which checks every
+// key first and then changes nothing, names it.
+func (s *Store) runLease(ctx context.Context, sc *goredis.Script, name string, keys []string, args ...any) ([]any, error) {
+	reply, err := s.run(ctx, sc, keys, true, args...)
+	var unnamed *unnamedTypeError
+	if errors.As(err, &unnamed) {
+		if _, named := s.run(ctx, expireScript, keys[:8], true, s.channel(), name); named != nil {
+			return nil, named
+		}
 	}
-	return reply, nil
+	return reply, err
 }
 
 // after does what a lease script's reply asks of the server: report an earlier due time to the

@@ -1,8 +1,10 @@
 package redis
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,22 +103,91 @@ func TestDeadLettersOfADeadServerAreMoved(t *testing.T) {
 	}
 }
 
-// A lease key of the wrong type stops a lease script before it takes a line.
+// A lease key of the wrong type stops a lease script before it changes anything, and the error
+// names the key: the expiries or the leases before a read takes a line, the returns before an
+// Ack consumes one.
 func TestWrongTypeLeaseKeyIsRefused(t *testing.T) {
 	srv := redistest.Start(t)
+	for _, key := range []string{"expires", "leases"} {
+		prefix := newPrefix()
+		s := open(t, Connection{URL: srv.URL()}, prefix, store.Limits{})
+		ctx := t.Context()
+		if err := s.Replace(ctx, "q", []string{"a"}, ""); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.Do("SET", prefix+"{q}:"+key, "oops"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0); err == nil || !strings.Contains(err.Error(), prefix+"{q}:"+key) {
+			t.Fatalf("ReadLeased with a string %s key: %v, want an error naming the key", key, err)
+		}
+		if got, err := s.Lines(ctx, "q"); err != nil || !slices.Equal(got, []string{"a"}) {
+			t.Fatalf("Lines = %q, %v; want a", got, err)
+		}
+	}
+
 	prefix := newPrefix()
 	s := open(t, Connection{URL: srv.URL()}, prefix, store.Limits{})
 	ctx := t.Context()
 	if err := s.Replace(ctx, "q", []string{"a"}, ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := srv.Do("SET", prefix+"{q}:expires", "oops"); err != nil {
+	lease, err := s.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0); err == nil {
-		t.Fatal("ReadLeased with a string expiry key succeeded")
+	// Lines went back once: an Ack forgets its lines' returns.
+	if _, err := srv.Do("HSET", prefix+"{q}:meta", "returned", "1"); err != nil {
+		t.Fatal(err)
 	}
-	if got, err := s.Lines(ctx, "q"); err != nil || !slices.Equal(got, []string{"a"}) {
-		t.Fatalf("Lines = %q, %v; want a", got, err)
+	if _, err := srv.Do("SET", prefix+"{q}:returns", "oops"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ack(ctx, store.LeaseRef{ID: lease.ID}); err == nil || !strings.Contains(err.Error(), prefix+"{q}:returns") {
+		t.Fatalf("Ack with a string returns key: %v, want an error naming the key", err)
+	}
+	if info := leasedOf(t, s, "q"); info.Leased != 1 {
+		t.Fatalf("after the refused Ack: %+v, want the line still leased", info)
+	}
+}
+
+// A lease named by its id and a list looks there first; named with the wrong list, it is found
+// through its index entry all the same.
+func TestLeaseListIsAHint(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, Connection{URL: srv.URL()}, newPrefix(), store.Limits{})
+	ctx := t.Context()
+	for _, name := range []string{"q", "r"} {
+		if err := s.Replace(ctx, name, []string{"a", "b", "c"}, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lease := func() store.Lease {
+		t.Helper()
+		l, err := s.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	if err := s.Ack(ctx, store.LeaseRef{ID: lease().ID, List: "q"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ack(ctx, store.LeaseRef{ID: lease().ID, List: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	released := lease()
+	if err := s.Release(ctx, store.LeaseRef{ID: released.ID, List: "r"}, store.First); err != nil {
+		t.Fatal(err)
+	}
+	var ended *store.LeaseEndedError
+	if err := s.Ack(ctx, store.LeaseRef{ID: released.ID, List: "r"}); !errors.As(err, &ended) || ended.How != store.LeaseReleased {
+		t.Fatalf("Ack of a released lease named with the wrong list: %v", err)
+	}
+	if err := s.Ack(ctx, store.LeaseRef{ID: store.NewLeaseID(), List: "q"}); !errors.Is(err, store.ErrLeaseNotFound) {
+		t.Fatalf("Ack of an unknown id: %v", err)
+	}
+	if q, r := leasedOf(t, s, "q"), leasedOf(t, s, "r"); q.Length != 1 || q.Leased != 0 || q.Returned != 1 || r.Length != 3 {
+		t.Fatalf("q %+v, r %+v; want q: 1 line (2 acknowledged, 1 released), r untouched", q, r)
 	}
 }

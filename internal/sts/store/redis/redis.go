@@ -260,8 +260,10 @@ func (s *Store) failure(err error) error {
 		return err
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
-	case goredis.HasErrorPrefix(err, "WRONGTYPE"):
+	case goredis.HasErrorPrefix(err, "WRONGTYPE the key "):
 		return fmt.Errorf("redis: %s", strings.TrimPrefix(err.Error(), "WRONGTYPE "))
+	case goredis.HasErrorPrefix(err, "WRONGTYPE"):
+		return &unnamedTypeError{strings.TrimPrefix(err.Error(), "WRONGTYPE ")}
 	case goredis.HasErrorPrefix(err, "OOM"):
 		s.log.Error("Redis is full (maxmemory); the change was refused", "error", err)
 		return store.ErrFull
@@ -275,6 +277,12 @@ func (s *Store) failure(err error) error {
 	}
 	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 }
+
+// unnamedTypeError is Redis' own WRONGTYPE, which does not say which key: a lease script's
+// (scripts.go), which leaves it to the command that meets the key (runLease names it).
+type unnamedTypeError struct{ text string }
+
+func (e *unnamedTypeError) Error() string { return "redis: " + e.text }
 
 // retryable reports whether an error Redis answered goes away by itself.
 func retryable(err error) bool {

@@ -334,52 +334,107 @@ return {0, redis.call('LRANGE', list, 0, -1)}
 //
 // KEYS[4] holds the running leases (id -> cmsgpack of max deliveries and lines), KEYS[5] their
 // expiries (a sorted set of ids, by Unix ms), KEYS[6] the returns per line value, KEYS[7] the
-// leases that ended without an acknowledgement ("<how>:<id>", by when to forget them), KEYS[8]
-// the lines bound for the dead-letter list (scriptDeadLetters). The meta hash counts "leased"
-// lines (those of KEYS[4] and KEYS[8]), "returned" and "deadLettered" ones, and keeps "due", when
-// the list next needs the expiry loop.
+// leases that ended without an acknowledgement ("<how>:<id>", by when to forget them: an entry
+// whose time has passed is forgotten, whether or not it was removed yet), KEYS[8] the lines bound
+// for the dead-letter list (scriptDeadLetters), and KEYS[9], when the lease is named by its id,
+// the lease's index entry (keys.go: in the list's slot, since the id carries the slot's tag). The
+// meta hash counts "leased" lines (those of KEYS[4] and KEYS[8]), "returned" and "deadLettered"
+// ones, and keeps "due", when the list next needs the expiry loop.
 //
 // Every lease script first gives back the lines of the leases that have run out (expire), and
 // replies through reply: {status, due, earlier, dead, ...}, where due is when the list next
 // needs the expiry loop (-1: never), earlier 1 when that is earlier than the time recorded before
 // (the server then tells the loop's schedule, which is in another slot), and dead 1 when lines
-// wait to be moved to the dead letters.
+// went to KEYS[8], on their way to the dead letters.
+//
+// Key types. The hot scripts (a leased read or take, an Ack) do not check each key's type with
+// TYPE: before their first write, every key they write has been read by a command that fails on
+// a key of the wrong type (expires by expire's ZRANGEBYSCORE, meta by readDue or finish's HMGET,
+// leases by locate's HGET, the list by LRANGE or LPOS), or is the first they write (leases' HSET
+// in hold, returns' HDEL in an Ack), so a wrong type stops them before they change anything.
+// Whatever writes more keys (expiry, release, RANDOM, the unique index) calls checkTypes first.
 var leasePrelude = prelude + `
 local channel, name = ARGV[1], ARGV[2]
+local index = staging
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local memory = ` + strconv.FormatInt(store.LeaseMemory.Milliseconds(), 10) + `
-local brought = false
+-- brought: lines came back to the list; lowest: the earliest time this script made the list due
+-- (a new expiry, dead letters now); condemned: lines went to the dead letters; due: meta's "due"
+-- as read (dueRead), checked: checkTypes ran.
+local brought, lowest, condemned, due, dueRead, checked = false, nil, false, nil, false, false
 
--- hold puts lines, just taken from the list, under lease id for ttl ms and returns its expiry.
+-- checkTypes checks the type of every key of the list, once; it returns an error reply or nil.
+local function checkTypes()
+  if checked then return nil end
+  checked = true
+  return wrongType(leases, expires, returns, ended, dead)
+end
+
+-- readDue reads meta's "due" once (and so checks meta's type).
+local function readDue(v)
+  if not dueRead then
+    if v == nil then v = redis.call('HGET', meta, 'due') end
+    due, dueRead = tonumber(v), true
+  end
+end
+
+local function lower(t)
+  if not lowest or t < lowest then lowest = t end
+end
+
+-- hold puts lines, just taken from the list, under lease id for ttl ms, indexes it, and returns
+-- its expiry. Its HSET may be the script's first write.
 local function hold(id, lines, ttl, max)
   local expiry = now + ttl
   redis.call('HSET', leases, id, cmsgpack.pack(max, lines))
   redis.call('ZADD', expires, expiry, id)
   redis.call('HINCRBY', meta, 'leased', #lines)
+  redis.call('SET', index, name, 'PX', ttl + memory)
+  lower(expiry)
   return expiry
 end
 
--- finish ends lease id, or only its line at index at. Acknowledged ('acked'), the lines are
--- consumed. Otherwise ('expired', 'released') each line's return is counted, and it goes back to
+-- finish ends lease id (packed: its entry, when read already), or only its line at index at, and
+-- returns an error reply or nil. Acknowledged ('acked'), the lines are consumed: the script's
+-- first write, after checks of meta (here) and of the lease's keys (expire, locate). Otherwise
+-- ('expired', 'released'), after checkTypes, each line's return is counted, and it goes back to
 -- the list at pos (F or L, keeping the lease's order) or, once it has come back max deliveries
 -- times, to KEYS[8], on its way to the dead letters: still counted as leased until it is there.
-local function finish(id, how, pos, at)
-  local max, lines = cmsgpack.unpack(redis.call('HGET', leases, id))
+local function finish(id, how, pos, at, packed)
+  local max, lines = cmsgpack.unpack(packed or redis.call('HGET', leases, id))
   local gone = lines
   if at then gone = {table.remove(lines, at)} end
+  local info
+  if how == 'acked' then
+    info = redis.call('HMGET', meta, 'indexed', 'returned')
+    if info[1] then
+      -- The unique index is written, and unindex reads more keys.
+      local err = checkTypes()
+      if err then return err end
+    end
+    -- Only lines that went back have their returns counted: none if none ever did.
+    if (tonumber(info[2]) or 0) > 0 then
+      for i = 1, #gone, 1000 do
+        redis.call('HDEL', returns, unpack(gone, i, math.min(i + 999, #gone)))
+      end
+    end
+  end
   if at and #lines > 0 then
     redis.call('HSET', leases, id, cmsgpack.pack(max, lines))
   else
-    local expiry = tonumber(redis.call('ZSCORE', expires, id))
+    if how ~= 'acked' then
+      local expiry = tonumber(redis.call('ZSCORE', expires, id))
+      redis.call('ZREMRANGEBYSCORE', ended, '-inf', now)
+      redis.call('ZADD', ended, math.min(now, expiry) + memory, how .. ':' .. id)
+    end
     redis.call('HDEL', leases, id)
     redis.call('ZREM', expires, id)
-    if how ~= 'acked' then redis.call('ZADD', ended, math.min(now, expiry) + memory, how .. ':' .. id) end
   end
   if how == 'acked' then
     redis.call('HINCRBY', meta, 'leased', -#gone)
-    consumed(gone)
-    return
+    if info[1] then unindex(gone) end
+    return nil
   end
   local back = {}
   for _, l in ipairs(gone) do
@@ -387,11 +442,13 @@ local function finish(id, how, pos, at)
     if max > 0 and returned >= max then
       redis.call('HDEL', returns, l)
       redis.call('RPUSH', dead, l)
+      condemned = true
+      lower(now)
     else
       back[#back + 1] = l
     end
   end
-  if #back == 0 then return end
+  if #back == 0 then return nil end
   redis.call('HINCRBY', meta, 'leased', -#back)
   redis.call('HINCRBY', meta, 'returned', #back)
   if pos == 'F' then
@@ -402,33 +459,39 @@ local function finish(id, how, pos, at)
     push('RPUSH', list, back)
   end
   brought = true
-end
-
--- expire gives back the lines of the leases that have run out, at the front, the earliest
--- lease's first (it was read first), and forgets the ended leases whose memory ran out.
-local function expire()
-  local due = redis.call('ZRANGEBYSCORE', expires, '-inf', now)
-  for i = #due, 1, -1 do finish(due[i], 'expired', 'F') end
-  redis.call('ZREMRANGEBYSCORE', ended, '-inf', now)
-end
-
--- begin checks the keys' types, then expires; it returns an error reply, or nil to go on.
-local function begin()
-  local err = wrongType(leases, expires, returns, ended, dead)
-  if err then return err end
-  expire()
   return nil
 end
 
+-- expire gives back the lines of the leases that have run out, at the front, the earliest
+-- lease's first (it was read first). It returns an error reply or nil; with nothing run out it
+-- only reads (and so checks) the expiries.
+local function expire()
+  local over = redis.call('ZRANGEBYSCORE', expires, '-inf', now)
+  if #over == 0 then return nil end
+  local err = checkTypes()
+  if err then return err end
+  for i = #over, 1, -1 do finish(over[i], 'expired', 'F') end
+  return nil
+end
+
+-- begin checks every key's type, then expires; it returns an error reply, or nil to go on.
+local function begin()
+  local err = checkTypes()
+  if err then return err end
+  return expire()
+end
+
 -- locate finds the running lease named by id or, when id is '', the one that holds line and
--- expires first, with the index of the line in it. It returns the lease's id and that index
--- (nil by id), or nil, nil and how the lease ended (nil when it is unknown: never given,
--- acknowledged or forgotten).
+-- expires first, with the index of the line in it. It returns the lease's id, that index (nil by
+-- id) and its entry, or nil, nil, nil and how the lease ended (nil when it is unknown: never
+-- given, acknowledged, forgotten, or of another list).
 local function locate(id, line)
   if id ~= '' then
-    if redis.call('HEXISTS', leases, id) == 1 then return id end
-    for _, how in ipairs({'expired', 'released'}) do
-      if redis.call('ZSCORE', ended, how .. ':' .. id) then return nil, nil, how end
+    local packed = redis.call('HGET', leases, id)
+    if packed then return id, nil, packed end
+    local forget = redis.call('ZMSCORE', ended, 'expired:' .. id, 'released:' .. id)
+    for i, how in ipairs({'expired', 'released'}) do
+      if forget[i] and tonumber(forget[i]) > now then return nil, nil, nil, how end
     end
     return nil
   end
@@ -436,34 +499,52 @@ local function locate(id, line)
     local ids = redis.call('ZRANGE', expires, from, from + 63)
     if #ids == 0 then return nil end
     for _, lid in ipairs(ids) do
-      local _, lines = cmsgpack.unpack(redis.call('HGET', leases, lid))
+      local packed = redis.call('HGET', leases, lid)
+      local _, lines = cmsgpack.unpack(packed)
       for i, l in ipairs(lines) do
-        if l == line then return lid, i end
+        if l == line then return lid, i, packed end
       end
     end
   end
 end
 
+-- elsewhere is the list that the index entry names when it is not this one: the lease named by
+-- id, not found here, may be another list's (the server was told the wrong list).
+local function elsewhere()
+  if not index then return nil end
+  local owner = redis.pcall('GET', index)
+  if type(owner) == 'string' and owner ~= name then return owner end
+  return nil
+end
+
 -- reply ends every lease script: it wakes the reads waiting on the list if lines came back,
--- records when the list next needs the expiry loop (now while dead letters wait), and replies.
--- The loop's visit (exact) records the truth; a change records only an earlier time, since the
--- schedule holds the one recorded before until the loop's next visit, and an early visit costs
--- less than a report for each lease of a list whose leases come and go.
+-- records when the list next needs the expiry loop, and replies. The loop's visit (exact) records
+-- the truth (now while dead letters wait), and forgets the ended leases whose memory ran out; a
+-- change records only an earlier time than the one recorded, which is never later than what the
+-- list holds (a change only lowers it), so the time this change set (lowest) is all it compares:
+-- the schedule holds the one recorded before until the loop's next visit, and an early visit
+-- costs less than a report for each lease of a list whose leases come and go.
 local function reply(status, exact, ...)
   if brought then notify(channel, name) end
-  local waiting = redis.call('LLEN', dead) > 0
-  local due
-  if waiting then
-    due = now
-  else
-    due = tonumber(redis.call('ZRANGE', expires, 0, 0, 'WITHSCORES')[2])
+  local when, waiting = lowest, condemned
+  if exact then
+    redis.call('ZREMRANGEBYSCORE', ended, '-inf', now)
+    waiting = redis.call('LLEN', dead) > 0
+    if waiting then
+      when = now
+    else
+      when = tonumber(redis.call('ZRANGE', expires, 0, 0, 'WITHSCORES')[2])
+    end
   end
-  local was = tonumber(redis.call('HGET', meta, 'due'))
-  local earlier = due and (not was or due < was)
-  if earlier or exact and due ~= was then
-    if due then redis.call('HSET', meta, 'due', due) else redis.call('HDEL', meta, 'due') end
+  local earlier = false
+  if when or exact then
+    readDue()
+    earlier = when and (not due or when < due)
+    if earlier or exact and when ~= due then
+      if when then redis.call('HSET', meta, 'due', when) else redis.call('HDEL', meta, 'due') end
+    end
   end
-  return {status, due or -1, earlier and 1 or 0, waiting and 1 or 0, ...}
+  return {status, when or -1, earlier and 1 or 0, waiting and 1 or 0, ...}
 end
 
 -- answer is the reply of a change.
@@ -472,51 +553,103 @@ local function answer(status, ...)
 end
 `
 
-// scriptReadLeased is READ with a lease. ARGV: channel, name, position, n, the tombstone, the
-// lease's id, ttl (ms), max deliveries, then for R the fractions (scriptRead). Replies
-// answer(0, expiry, lines), or scriptRead's failures through answer: 1, 2, or 3 and the length.
+// scriptReadLeased is READ with a lease. KEYS[9]: the lease's index entry. ARGV: channel, name,
+// position, n, the tombstone, the lease's id, ttl (ms), max deliveries, then for R the fractions
+// (scriptRead). Replies answer(0, expiry, lines), or scriptRead's failures through answer: 1, 2,
+// or 3 and the length. F and L read their lines before they remove them, so that hold's HSET is
+// the first write.
 var scriptReadLeased = leasePrelude + `
-local err = begin()
+local err = expire()
 if err then return err end
-local picked, status, size = pick(ARGV[3], tonumber(ARGV[4]), ARGV[5], 9)
-if not picked then return answer(status, size) end
-return answer(0, hold(ARGV[6], picked, tonumber(ARGV[7]), tonumber(ARGV[8])), picked)
+local pos, n = ARGV[3], tonumber(ARGV[4])
+local state = redis.call('HMGET', meta, 'created', 'due')
+readDue(state[2])
+if not state[1] then return answer(1) end
+local picked
+if pos == 'R' then
+  err = checkTypes()
+  if err then return err end
+  local status, size
+  picked, status, size = pick(pos, n, ARGV[5], 9)
+  if not picked then return answer(status, size) end
+elseif pos == 'F' then
+  picked = redis.call('LRANGE', list, 0, n - 1)
+else
+  local last = redis.call('LRANGE', list, -n, -1)
+  picked = {}
+  for i = #last, 1, -1 do picked[#picked + 1] = last[i] end
+end
+if #picked == 0 then return answer(2) end
+if #picked < n then return answer(3, #picked) end
+local expiry = hold(ARGV[6], picked, tonumber(ARGV[7]), tonumber(ARGV[8]))
+if pos == 'F' then
+  redis.call('LTRIM', list, n, -1)
+elseif pos == 'L' then
+  redis.call('LTRIM', list, 0, -n - 1)
+end
+return answer(0, expiry, picked)
 `
 
-// scriptTakeLeased takes the line FIND's scan chose under a lease. ARGV: channel, name, line, how
-// far from the front to look, the lease's id, ttl (ms), max deliveries. Replies answer(0,
-// expiry), answer(1) gone.
+// scriptTakeLeased takes the line FIND's scan chose under a lease (scriptTake's remove, its look
+// before hold's first write). KEYS[9]: the lease's index entry. ARGV: channel, name, line, how far
+// from the front to look, the lease's id, ttl (ms), max deliveries. Replies answer(0, expiry),
+// answer(1) gone.
 var scriptTakeLeased = leasePrelude + `
-local err = begin()
+local err = expire()
 if err then return err end
-if not remove(ARGV[3], tonumber(ARGV[4])) then return answer(1) end
-return answer(0, hold(ARGV[5], {ARGV[3]}, tonumber(ARGV[6]), tonumber(ARGV[7])))
+local line = ARGV[3]
+if not redis.call('LPOS', list, line, 'MAXLEN', tonumber(ARGV[4])) then return answer(1) end
+readDue()
+local expiry = hold(ARGV[5], {line}, tonumber(ARGV[6]), tonumber(ARGV[7]))
+redis.call('LREM', list, 1, line)
+return answer(0, expiry)
 `
 
-// scriptEnd is Ack and Release. ARGV: channel, name, the lease's id (empty for one by line), the
-// line, how ('acked' or 'released'), position (F or L). Replies answer(0), answer(1) no such
-// lease, answer(2, how) it ended: a release of a lease that ended is done already, and succeeds.
+// scriptEnd is Ack and Release. KEYS[9], with an id: the lease's index entry, which an Ack
+// deletes. ARGV: channel, name, the lease's id (empty for one by line), the line, how ('acked' or
+// 'released'), position (F or L). Replies answer(0), answer(1) no such lease, answer(2, how) it
+// ended: a release of a lease that ended is done already, and succeeds; answer(3, list) the index
+// entry names another list.
 var scriptEnd = leasePrelude + `
-local err = begin()
+local err = expire()
 if err then return err end
-local id, at, how = locate(ARGV[3], ARGV[4])
+local how = ARGV[5]
+if how ~= 'acked' then
+  err = checkTypes()
+  if err then return err end
+end
+local id, at, packed, ended = locate(ARGV[3], ARGV[4])
 if id then
-  finish(id, ARGV[5], ARGV[6], at)
+  err = finish(id, how, ARGV[6], at, packed)
+  if err then return err end
+  if how == 'acked' and index then redis.call('DEL', index) end
   return answer(0)
 end
-if how and ARGV[5] == 'released' then return answer(0) end
-return answer(how and 2 or 1, how)
+if ended and how == 'released' then return answer(0) end
+if ended then return answer(2, ended) end
+local owner = elsewhere()
+if owner then return answer(3, owner) end
+return answer(1)
 `
 
-// scriptExtend is Extend. ARGV: channel, name, the lease's id (empty for one by line), the line, ttl
-// (ms). Replies answer(0, id, expiry), or scriptEnd's failures.
+// scriptExtend is Extend. KEYS[9], with an id: the lease's index entry, which lives on
+// LeaseMemory past the new expiry. ARGV: channel, name, the lease's id (empty for one by line),
+// the line, ttl (ms). Replies answer(0, id, expiry), or scriptEnd's failures.
 var scriptExtend = leasePrelude + `
-local err = begin()
+local err = expire()
 if err then return err end
-local id, _, how = locate(ARGV[3], ARGV[4])
-if not id then return answer(how and 2 or 1, how) end
+local id, _, _, how = locate(ARGV[3], ARGV[4])
+if how then return answer(2, how) end
+if not id then
+  local owner = elsewhere()
+  if owner then return answer(3, owner) end
+  return answer(1)
+end
+readDue()
 local expiry = now + tonumber(ARGV[5])
 redis.call('ZADD', expires, expiry, id)
+if index then redis.call('PEXPIREAT', index, expiry + memory) end
+lower(expiry)
 return answer(0, id, expiry)
 `
 
