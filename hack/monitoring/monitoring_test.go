@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -211,6 +212,9 @@ func tableServerMetrics(t *testing.T) map[string]bool {
 		p.WaitReady(t)
 		traffic(t, p.Base)
 		families := scrape(t, p.Base)
+		if what == "redis" {
+			families = reconnected(t, p.Base, redis)
+		}
 		for name, f := range families {
 			switch f.GetType() {
 			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
@@ -258,6 +262,31 @@ func traffic(t *testing.T, base string) {
 		t.Fatalf("a leased READ answered without X-STS-Lease: %v", h)
 	}
 	call("RELEASE", url.Values{"LEASE": {lease}}, true)
+}
+
+// reconnected makes the server at base open new connections to Redis, and returns its metrics
+// once it has counted one: the connections opened at startup may all come before the server
+// counts them (sts_backend_dials_total), so Redis drops its clients' connections.
+func reconnected(t *testing.T, base string, redis *redistest.Server) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for drops := 0; ; drops++ {
+		families := scrape(t, base)
+		if families["sts_backend_dials_total"] != nil {
+			t.Logf("redis server: a connection counted after %d drops", drops)
+			return families
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server counted no connection to Redis in 10 seconds of dropped connections")
+		}
+		if _, err := redis.Do("CLIENT", "KILL", "TYPE", "normal"); err != nil {
+			t.Fatal(err)
+		}
+		if resp, err := http.Get(base + "/sts/LENGTH?FILENAME=users.csv"); err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func scrape(t *testing.T, base string) map[string]*dto.MetricFamily {
