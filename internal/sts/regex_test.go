@@ -199,3 +199,52 @@ func TestAdversarialCatastrophicWaitersDoNotHoldUpWriters(t *testing.T) {
 		t.Errorf("list evil = %q, want %q", got, want)
 	}
 }
+
+// TestAdversarialCatastrophicFindsDoNotHoldUpWriters sends 8 FINDs that do not wait, each with
+// the catastrophic regex (a+)+$, to a list holding a line on which it backtracks for ever, and
+// ADDs to that list while they run: each FIND spends its whole regex budget (300 ms) on the
+// line, off the list's lock, so the ADD answers long before one budget has passed, where it used
+// to queue behind every FIND's budget in turn. Each FIND answers the regex timeout.
+func TestAdversarialCatastrophicFindsDoNotHoldUpWriters(t *testing.T) {
+	const (
+		finds  = 8
+		budget = 300 * time.Millisecond // --regex-timeout
+	)
+	ts := startServer(t, func(c *Config) { c.RegexTimeout = budget })
+	evil := strings.Repeat("a", 32) + "!"
+	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE="+evil, okBody(""))
+	answers := make(chan string, finds)
+	for range finds {
+		go func() {
+			resp, err := http.Get(ts.base + "/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&LINE=(a%2B)%2B%24")
+			if err != nil {
+				answers <- "error: " + err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			answers <- string(b)
+		}()
+	}
+	time.Sleep(budget / 3) // the FINDs' matches have begun
+	start := time.Now()
+	ts.expect(t, "/sts/ADD?FILENAME=evil&ADD_MODE=LAST&LINE=c", okBody(""))
+	took := time.Since(start)
+	t.Logf("%d FINDs with (a+)+$ running, regex timeout %v: an ADD to their list took %v", finds, budget, took)
+	if took > budget/2 {
+		t.Errorf("the ADD took %v: it waited for a FIND's regex (budget %v)", took, budget)
+	}
+	for i := range finds {
+		select {
+		case body := <-answers:
+			if body != koBody("Regex evaluation timed out !") {
+				t.Errorf("FIND %d: %q, want the regex timeout", i, body)
+			}
+		case <-time.After(finds*budget + 10*time.Second):
+			t.Fatalf("%d of %d FINDs did not answer", finds-i, finds)
+		}
+	}
+	if got, want := ts.lines(t, "evil"), []string{evil, "c"}; !slices.Equal(got, want) {
+		t.Errorf("list evil = %q, want %q", got, want)
+	}
+}

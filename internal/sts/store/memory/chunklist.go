@@ -44,6 +44,29 @@ func (l *chunkList) all() iter.Seq[string] {
 	}
 }
 
+// from yields the lines from the i-th on, front to back.
+func (l *chunkList) from(i int) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if i >= l.n {
+			return
+		}
+		k, offset := l.locate(i)
+		c := l.chunks[k]
+		for s := c.slot(offset); s < c.hi; s++ {
+			if c.isLive(s) && !yield(c.buf[s]) {
+				return
+			}
+		}
+		for _, c := range l.chunks[k+1:] {
+			for line := range c.all() {
+				if !yield(line) {
+					return
+				}
+			}
+		}
+	}
+}
+
 func (l *chunkList) pushFront(line string) {
 	if len(l.chunks) == 0 || !l.chunks[0].pushFront(line) {
 		c := &chunk{}

@@ -114,7 +114,7 @@ func (m *Memory) FindLeased(ctx context.Context, name string, match store.Matche
 	if err := m.writable(); err != nil {
 		return store.Lease{}, err
 	}
-	lines, err := m.take(ctx, name, takeRequest{match: match, lease: order}, wait)
+	lines, err := m.take(ctx, name, takeRequest{match: match, lease: order, client: ctx}, wait)
 	return order.result(name, lines, err)
 }
 

@@ -48,6 +48,12 @@ type list struct {
 	// returned and deadLettered are store.ListInfo's counts.
 	returned, deadLettered int64
 
+	// scanners counts the FINDs scanning the list off its lock (scan.go); while there are any,
+	// scanLog logs the changes that move indexes, and scanSeen numbers the events before it.
+	scanners int
+	scanLog  []scanEvent
+	scanSeen int
+
 	// waiters are the reads waiting for lines, in arrival order (wait.go).
 	waiters []*waiter
 	// testing is held while the matches of waiting FINDs run on lines brought to the list, off
@@ -63,6 +69,7 @@ type list struct {
 func (l *list) insert(line string, pos store.Position) {
 	if pos == store.First {
 		l.lines.pushFront(line)
+		l.logScan(scanEvent{op: opFront, line: line})
 	} else {
 		l.lines.pushBack(line)
 	}
@@ -90,6 +97,7 @@ func (l *list) insertAll(lines []string, pos store.Position) {
 
 func (l *list) remove(i int) string {
 	line := l.lines.removeAt(i)
+	l.logScan(scanEvent{op: opRemove, i: i})
 	switch {
 	case l.counts == nil:
 	case l.lines.len() == 0:
@@ -124,6 +132,7 @@ func (l *list) keep(removed []string) {
 // replace takes ownership of lines as the list's new content; size is their bytes.
 func (l *list) replace(lines []string, size int64) {
 	l.lines = newChunkList(lines)
+	l.logScan(scanEvent{op: opReplace})
 	l.counts = nil
 	if len(l.leases) == 0 {
 		l.returns = nil // the map never shrinks: let it go with the lines

@@ -133,6 +133,11 @@ type takeRequest struct {
 	match func(string) (bool, error)
 	keep  bool
 	lease *leaseOrder // nil: no lease
+	// client, set for a client's FIND, whose regular expression may be slow, makes it test lines
+	// off the list's lock and through the store's gate (scan.go), giving up when client ends;
+	// missed then gets the lines added at the front meanwhile.
+	client context.Context
+	missed []string
 }
 
 // Read implements store.Store.
@@ -159,7 +164,7 @@ func (m *Memory) Find(ctx context.Context, name string, match store.Matcher, kee
 	if err := m.writable(); err != nil {
 		return "", err
 	}
-	lines, err := m.take(ctx, name, takeRequest{match: match, keep: keep}, wait)
+	lines, err := m.take(ctx, name, takeRequest{match: match, keep: keep, client: ctx}, wait)
 	if err != nil {
 		return "", err
 	}
@@ -179,18 +184,9 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 	}
 	hit := 0
 	if req.match != nil {
-		for line := range l.lines.all() {
-			ok, err := req.match(line)
-			if err != nil {
-				return nil, l.settled(), err
-			}
-			if ok {
-				break
-			}
-			hit++
-		}
-		if hit == size {
-			return nil, l.settled(), store.ErrNoMatch
+		var err error
+		if hit, err = m.findLocked(l, req); err != nil {
+			return nil, l.settled(), err
 		}
 	} else if req.n > size {
 		return nil, l.settled(), &store.ShortListError{Want: req.n, Have: size}
@@ -216,6 +212,34 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 	}
 	m.bytes.Add(l.size() - before)
 	return picked, m.commit(l, false), nil
+}
+
+// findLocked returns the index of the first line of l (locked) that req.match accepts, testing
+// off the lock for a client's FIND, or the error a FIND without a hit meets.
+func (m *Memory) findLocked(l *list, req *takeRequest) (int, error) {
+	if req.client != nil {
+		hit, missed, err := m.scan(l, req)
+		req.missed = missed
+		switch {
+		case err != nil:
+			return 0, err
+		case hit < 0:
+			return 0, unmatched(l)
+		}
+		return hit, nil
+	}
+	hit := 0
+	for line := range l.lines.all() {
+		ok, err := req.match(line)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return hit, nil
+		}
+		hit++
+	}
+	return 0, store.ErrNoMatch
 }
 
 // index picks the index a read at pos takes from a list of size lines.

@@ -79,6 +79,14 @@ func (m *Memory) take(ctx context.Context, name string, req takeRequest, wait ti
 		return taken{lines, c, err}.result()
 	}
 	w := &waiter{req: req, served: make(chan taken, 1)}
+	if len(req.missed) > 0 { // added at the front while its first look scanned: not tested yet
+		w.untested = [][]string{req.missed}
+		w.req.missed = nil
+		if !l.evaluating {
+			l.evaluating = true
+			go m.evaluate(l)
+		}
+	}
 	l.waiters = append(l.waiters, w)
 	m.waiting.Add(1)
 	l.mu.Unlock()
@@ -210,7 +218,8 @@ func (m *Memory) evaluate(l *list) {
 func (m *Memory) claim(ctx context.Context, l *list, w *waiter, untested [][]string, queued bool) (t taken, done bool) {
 	for _, batch := range untested {
 		for _, line := range batch {
-			ok, err := m.gated(ctx, w.req.match, line)
+			var ok bool
+			err := m.gated(ctx, func() (err error) { ok, err = w.req.match(line); return err })
 			if err == nil && !ok {
 				continue
 			}
@@ -238,17 +247,17 @@ func (m *Memory) claim(ctx context.Context, l *list, w *waiter, untested [][]str
 	return taken{}, false
 }
 
-// gated runs match on line once the store's gate lets it: no more matches of waiting FINDs run
-// at once than leave a processor free, so that writers and other requests are never starved of
-// one by catastrophic regular expressions. It gives up with ctx's error.
-func (m *Memory) gated(ctx context.Context, match func(string) (bool, error), line string) (bool, error) {
+// gated runs test, FINDs' matches, once the store's gate lets it: no more of them run at once
+// than leave a processor free, so that writers and other requests are never starved of one by
+// catastrophic regular expressions. It gives up with ctx's error.
+func (m *Memory) gated(ctx context.Context, test func() error) error {
 	select {
 	case m.gate <- struct{}{}:
 	case <-ctx.Done():
-		return false, ctx.Err()
+		return ctx.Err()
 	}
 	defer func() { <-m.gate }()
-	return match(line)
+	return test()
 }
 
 // lockPending returns the list called name, locked: the list itself if it exists by now, or

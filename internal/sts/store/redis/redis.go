@@ -463,11 +463,8 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 // the same lines make progress instead of scanning again.
 func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, within int) (bool, error)) (string, error) {
 	k := s.keysOf(name)
-	test, tries := match, 0
+	test := s.waits.gated(ctx, match) // every try's matches (wait.go)
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
-		if tries++; tries == 2 { // a waiting FIND's tries after its first are gated (wait.go)
-			test = s.waits.gated(ctx, match)
-		}
 		reply, err := s.run(ctx, pageScript, k.scriptKeys(), false, 0, firstPage-1)
 		if err != nil {
 			return nil, err

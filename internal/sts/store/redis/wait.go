@@ -16,11 +16,11 @@ import (
 // also tries again every pollInterval. Unlike the memory store, reads waiting on different
 // servers are not served in arrival order: whichever tries first after a change wins.
 
-// A waiting FIND tests the list again on each try, in its own goroutine: no lock is held, but
-// thirty FINDs waiting with a catastrophic regular expression, woken together, would each spend
-// their whole time budget at once and leave no processor to the requests of everyone else. So
-// the matches of every try after the first go through the waits' gate, which lets no more run at
-// once than leave a processor free. The first try is a FIND's first scan, as if it did not wait.
+// A FIND tests the list's lines in its own goroutine: no lock is held, but thirty FINDs with a
+// catastrophic regular expression, sent or woken together, would each spend their whole time
+// budget at once and leave no processor to the requests of everyone else. So the matches of
+// every FIND, waiting or not, go through the waits' gate, which lets no more run at once than
+// leave a processor free (as the memory backend's do).
 
 // pollInterval bounds how long a waiting read goes without trying again.
 const pollInterval = time.Second

@@ -1,0 +1,150 @@
+package memory
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// stalledFind starts a Find of the lines containing sub whose first match stalls until the
+// returned release is called, and waits until it does: the FIND is then scanning, off the lock.
+func stalledFind(t *testing.T, m *Memory, sub string, wait time.Duration) (result <-chan string, release func()) {
+	t.Helper()
+	entered, gate := make(chan struct{}), make(chan struct{})
+	first := true
+	match := func(line string) (bool, error) {
+		if first {
+			first = false
+			close(entered)
+			<-gate
+		}
+		return strings.Contains(line, sub), nil
+	}
+	done := make(chan string, 1)
+	go func() {
+		line, err := m.Find(ctx, "l", match, false, wait)
+		if err != nil {
+			line = "error: " + err.Error()
+		}
+		done <- line
+	}()
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the FIND never tested a line")
+	}
+	return done, func() { close(gate) }
+}
+
+func resultOf(t *testing.T, done <-chan string) string {
+	t.Helper()
+	select {
+	case line := <-done:
+		return line
+	case <-time.After(10 * time.Second):
+		t.Fatal("the FIND did not answer")
+		return ""
+	}
+}
+
+// A FIND whose regular expression takes its time holds up no change to its list: they are made
+// while it tests, and it takes its hit where the changes moved it.
+func TestFindTestsOffTheLock(t *testing.T) {
+	m := New()
+	m.Replace(ctx, "l", []string{"a", "b", "target", "c"}, "")
+	done, release := stalledFind(t, m, "target", 0)
+	changed := make(chan error, 1)
+	go func() {
+		_, err := m.Read(ctx, "l", store.First, 1, false, 0) // a: before the hit
+		if err == nil {
+			err = m.Add(ctx, "l", "z", store.First, false)
+		}
+		if err == nil {
+			err = m.Add(ctx, "l", "end", store.Last, false)
+		}
+		changed <- err
+	}()
+	select {
+	case err := <-changed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("changes to the list waited for a FIND's match")
+	}
+	release()
+	if got := resultOf(t, done); got != "target" {
+		t.Fatalf("FIND = %q, want target", got)
+	}
+	checkLines(t, m, "l", []string{"z", "b", "c", "end"})
+}
+
+// A hit another read takes while the FIND tests is passed over for the next one; a line added at
+// the end meanwhile is met too.
+func TestFindGoesOnWhenItsHitIsTaken(t *testing.T) {
+	m := New()
+	m.Replace(ctx, "l", []string{"a", "target-1", "b"}, "")
+	done, release := stalledFind(t, m, "target", 0)
+	// A FIND would wait for the stalled one's gate token (a single one on two processors).
+	if _, err := m.Read(ctx, "l", store.First, 2, false, 0); err != nil { // a, target-1
+		t.Fatal(err)
+	}
+	if err := m.Add(ctx, "l", "target-2", store.Last, false); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if got := resultOf(t, done); got != "target-2" {
+		t.Fatalf("FIND = %q, want target-2", got)
+	}
+	checkLines(t, m, "l", []string{"b"})
+}
+
+// A waiting FIND is handed the lines added at the front while its first look scanned, which
+// that look did not test: it takes one that matches at once instead of waiting on.
+func TestWaitingFindTestsWhatArrivedAtTheFrontWhileItScanned(t *testing.T) {
+	m := New()
+	m.Replace(ctx, "l", []string{"a", "b"}, "")
+	done, release := stalledFind(t, m, "target", time.Minute)
+	if err := m.Add(ctx, "l", "target", store.First, false); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if got := resultOf(t, done); got != "target" {
+		t.Fatalf("FIND = %q, want target", got)
+	}
+	checkLines(t, m, "l", []string{"a", "b"})
+}
+
+// The scan pages through a long list: a hit beyond the first pages is found, and changes made
+// between pages move it correctly.
+func TestFindScansPageAfterPage(t *testing.T) {
+	m := New()
+	lines := numbered(5 * findPage)
+	m.Replace(ctx, "l", lines, "")
+	want := lines[4*findPage+7]
+	calls := 0
+	match := func(line string) (bool, error) {
+		if calls++; calls == findPage+1 { // testing the second page, off the lock
+			read := make(chan error, 1)
+			go func() { _, err := m.Read(ctx, "l", store.First, 3, false, 0); read <- err }()
+			select {
+			case err := <-read:
+				if err != nil {
+					return false, err
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("a READ waited for the FIND's match")
+			}
+		}
+		return line == want, nil
+	}
+	got, err := m.Find(ctx, "l", match, false, 0)
+	if err != nil || got != want {
+		t.Fatalf("FIND = %q, %v; want %q", got, err, want)
+	}
+	if n, _ := m.Length(ctx, "l"); n != 5*findPage-4 {
+		t.Fatalf("%d lines left, want %d", n, 5*findPage-4)
+	}
+}
