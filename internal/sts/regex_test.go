@@ -1,7 +1,6 @@
 package sts
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -148,16 +147,7 @@ func TestAdversarialCatastrophicWaitersDoNotHoldUpWriters(t *testing.T) {
 	ts.expect(t, "/sts/ADD?FILENAME=other&LINE=b", okBody(""))
 	answers := make(chan string, waiters)
 	for range waiters {
-		go func() {
-			resp, err := http.Get(ts.base + "/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&LINE=(a%2B)%2B%24&WAIT=60000")
-			if err != nil {
-				answers <- "error: " + err.Error()
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			answers <- string(b)
-		}()
+		ts.sendInBackground("/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&LINE=(a%2B)%2B%24&WAIT=60000", answers)
 	}
 	ts.untilWaiting(t, waiters)
 
@@ -215,16 +205,7 @@ func TestAdversarialCatastrophicFindsDoNotHoldUpWriters(t *testing.T) {
 	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE="+evil, okBody(""))
 	answers := make(chan string, finds)
 	for range finds {
-		go func() {
-			resp, err := http.Get(ts.base + "/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&LINE=(a%2B)%2B%24")
-			if err != nil {
-				answers <- "error: " + err.Error()
-				return
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			answers <- string(b)
-		}()
+		ts.sendInBackground("/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&LINE=(a%2B)%2B%24", answers)
 	}
 	time.Sleep(budget / 3) // the FINDs' matches have begun
 	start := time.Now()

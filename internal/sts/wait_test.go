@@ -13,10 +13,8 @@ import (
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
-// background sends a GET in a goroutine and returns its body when asked.
-func (ts *testServer) background(t *testing.T, target string) func() string {
-	t.Helper()
-	done := make(chan string, 1)
+// sendInBackground sends a GET in a goroutine, which sends its body (or its error) to done.
+func (ts *testServer) sendInBackground(target string, done chan<- string) {
 	go func() {
 		resp, err := http.Get(ts.base + target)
 		if err != nil {
@@ -27,6 +25,13 @@ func (ts *testServer) background(t *testing.T, target string) func() string {
 		b, _ := io.ReadAll(resp.Body)
 		done <- string(b)
 	}()
+}
+
+// background sends a GET in a goroutine and returns its body when asked.
+func (ts *testServer) background(t *testing.T, target string) func() string {
+	t.Helper()
+	done := make(chan string, 1)
+	ts.sendInBackground(target, done)
 	return func() string {
 		t.Helper()
 		select {
