@@ -160,6 +160,20 @@ func (s *Store) Extend(ctx context.Context, ref store.LeaseRef, ttl time.Duratio
 	return time.UnixMilli(expiry), nil
 }
 
+// EndLeases implements store.Store: one script in the list's slot (scriptEndLeases), whose
+// reply the server then follows like any lease script's (after), for the dead letters waiting.
+func (s *Store) EndLeases(ctx context.Context, name string) (int, error) {
+	k := s.keysOf(name)
+	tag := slotTags()[slot(k.list)]
+	reply, err := s.run(ctx, endLeasesScript, k.scriptKeys(), true, s.channel(), name, tag, s.leaseIndex(tag))
+	if err != nil {
+		return 0, err
+	}
+	s.after(ctx, name, reply)
+	n, _ := reply[4].(int64)
+	return int(n), nil
+}
+
 // onLease runs a script (scriptEnd, scriptExtend) on the lease that ref names, with ARGV the
 // channel, the list's name, the id, the line, then args, and maps the scripts' failures. By id,
 // KEYS[9] is the lease's index entry, and the script runs on ref.List when it is given (and in

@@ -59,14 +59,16 @@ func TestLeaseLeftOutOfTheScheduleComesBack(t *testing.T) {
 	}
 }
 
-// Dead letters that a server claimed to move, and did not (it died), are moved by another once
-// the claim is stale; a fresh claim is left to its holder.
-func TestDeadLettersOfADeadServerAreMoved(t *testing.T) {
-	srv := redistest.Start(t)
-	prefix := newPrefix()
-	s := open(t, Connection{URL: srv.URL()}, prefix, store.Limits{})
+// stageDeadLetter opens a store on a Redis of its own whose list q holds poison then lines,
+// leases poison, for one delivery at most, and releases it while a fresh claim on q's dead
+// letters is held: the line waits on its way to them. unclaim makes the claim stale, waits for the
+// line to move, and checks that it reached the dead letters.
+func stageDeadLetter(t *testing.T, lines ...string) (s *Store, srv *redistest.Server, prefix string, unclaim func()) {
+	t.Helper()
+	srv, prefix = redistest.Start(t), newPrefix()
+	s = open(t, Connection{URL: srv.URL()}, prefix, store.Limits{})
 	ctx := t.Context()
-	if err := s.Replace(ctx, "q", []string{"poison", "ok"}, ""); err != nil {
+	if err := s.Replace(ctx, "q", append([]string{"poison"}, lines...), ""); err != nil {
 		t.Fatal(err)
 	}
 	lease, err := s.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}, 0)
@@ -83,18 +85,28 @@ func TestDeadLettersOfADeadServerAreMoved(t *testing.T) {
 	if err := s.Release(ctx, store.LeaseRef{ID: lease.ID}, store.First); err != nil {
 		t.Fatal(err)
 	}
+	return s, srv, prefix, func() {
+		t.Helper()
+		claim(time.Now().Add(-deadClaimStale))
+		testutil.Until(t, 10*time.Second, 20*time.Millisecond, "the dead letters to move", func() bool {
+			return leasedOf(t, s, "q").Leased == 0
+		})
+		if got, err := s.Lines(ctx, store.DeadLetterList("q")); err != nil || !slices.Equal(got, []string{"poison"}) {
+			t.Fatalf("dead letters = %q, %v; want poison", got, err)
+		}
+	}
+}
+
+// Dead letters that a server claimed to move, and did not (it died), are moved by another once
+// the claim is stale; a fresh claim is left to its holder.
+func TestDeadLettersOfADeadServerAreMoved(t *testing.T) {
+	s, srv, prefix, unclaim := stageDeadLetter(t, "ok")
 	// On its way: out of the list, still counted as lent, not dead yet.
 	time.Sleep(200 * time.Millisecond)
 	if info := leasedOf(t, s, "q"); info.Leased != 1 || info.DeadLettered != 0 || info.Length != 1 {
 		t.Fatalf("with the claim held: %+v, want 1 line leased, none dead-lettered", info)
 	}
-	claim(time.Now().Add(-deadClaimStale))
-	testutil.Until(t, 10*time.Second, 20*time.Millisecond, "the dead letters to move", func() bool {
-		return leasedOf(t, s, "q").Leased == 0
-	})
-	if got, err := s.Lines(ctx, store.DeadLetterList("q")); err != nil || !slices.Equal(got, []string{"poison"}) {
-		t.Fatalf("dead letters = %q, %v; want poison", got, err)
-	}
+	unclaim()
 	if info := leasedOf(t, s, "q"); info.DeadLettered != 1 || info.Returned != 0 {
 		t.Fatalf("info = %+v, want 1 dead-lettered", info)
 	}
@@ -189,5 +201,46 @@ func TestLeaseListIsAHint(t *testing.T) {
 	}
 	if q, r := leasedOf(t, s, "q"), leasedOf(t, s, "r"); q.Length != 1 || q.Leased != 0 || q.Returned != 1 || r.Length != 3 {
 		t.Fatalf("q %+v, r %+v; want q: 1 line (2 acknowledged, 1 released), r untouched", q, r)
+	}
+}
+
+// EndLeases deletes the leases' keys and index entries, but lines already on their way to the
+// dead letters are no lease's: they are not counted in its answer, stay lent, and still arrive.
+// A key of the wrong type stops it before it changes anything.
+func TestEndLeasesKeepsTheDeadLetters(t *testing.T) {
+	s, srv, prefix, unclaim := stageDeadLetter(t, "a", "b", "c")
+	ctx := t.Context()
+	held, err := s.ReadLeased(ctx, "q", store.First, 2, store.LeaseSpec{TTL: time.Hour}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := srv.Do("SET", prefix+"{q}:returns", "oops"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.EndLeases(ctx, "q"); err == nil || !strings.Contains(err.Error(), prefix+"{q}:returns") {
+		t.Fatalf("EndLeases with a string returns key: %v, want an error naming the key", err)
+	}
+	if info := leasedOf(t, s, "q"); info.Leased != 3 {
+		t.Fatalf("after the refused EndLeases: %+v, want 3 lines lent", info)
+	}
+	if _, err := srv.Do("DEL", prefix+"{q}:returns"); err != nil {
+		t.Fatal(err)
+	}
+
+	if n, err := s.EndLeases(ctx, "q"); err != nil || n != 2 {
+		t.Fatalf("EndLeases = %d, %v; want 2 (the dead letter is no lease)", n, err)
+	}
+	for _, key := range []string{prefix + "{q}:leases", prefix + "{q}:expires", s.leaseIndex(held.ID)} {
+		if n, err := srv.Do("EXISTS", key); err != nil || n != int64(0) {
+			t.Fatalf("%s is still there (%v, %v)", key, n, err)
+		}
+	}
+	if info := leasedOf(t, s, "q"); info.Leased != 1 || info.Length != 1 {
+		t.Fatalf("after EndLeases: %+v, want the dead letter still lent, c in the list", info)
+	}
+	unclaim()
+	if got, err := s.Lines(ctx, "q"); err != nil || !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("Lines = %q, %v; want c", got, err)
 	}
 }

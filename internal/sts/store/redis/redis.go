@@ -96,6 +96,7 @@ var (
 	takeLeasedScript  = goredis.NewScript(scriptTakeLeased)
 	endScript         = goredis.NewScript(scriptEnd)
 	extendScript      = goredis.NewScript(scriptExtend)
+	endLeasesScript   = goredis.NewScript(scriptEndLeases)
 	expireScript      = goredis.NewScript(scriptExpire)
 	deadLettersScript = goredis.NewScript(scriptDeadLetters)
 	scheduleScript    = goredis.NewScript(scriptSchedule)

@@ -653,6 +653,37 @@ lower(expiry)
 return answer(0, id, expiry)
 `
 
+// scriptEndLeases is EndLeases: every running lease of the list ends as an Ack of it would
+// (scriptEnd's finish), in one step: its lines are consumed (their unique counts and returns go,
+// "leased" drops by them), its expiry and its index entry are deleted, and no line comes back, so
+// nothing is published but what begin gave back first (leases that had run out already, as every
+// lease script does). Lines waiting in KEYS[8] are no lease's any more: they stay there, still
+// counted in "leased" (and so not in the reply) until scriptDeadLetters moves them, which reply's
+// dead flag asks of the server. reply's exact branch records the list's due time that is left
+// (now while dead letters wait, else none). ARGV: channel, name, the slot tag of the list's lease
+// ids (slots.go), and the index entry of that tag alone (leaseIndex): an id's entry is that
+// followed by the rest of the id. An id without the tag (never one of this store's) keeps its
+// entry, which the lookup then finds without a lease (answer(1)), until it expires. Replies
+// reply(0, true, the lines the leases held).
+var scriptEndLeases = leasePrelude + `
+local err = begin()
+if err then return err end
+local held = redis.call('HGETALL', leases)
+if #held == 0 then return reply(0, true, 0) end
+local tag, entry = ARGV[3], ARGV[4]
+local gone = {}
+for i = 1, #held, 2 do
+  local id = held[i]
+  local _, lines = cmsgpack.unpack(held[i + 1])
+  for _, l in ipairs(lines) do gone[#gone + 1] = l end
+  if id:sub(1, #tag) == tag then redis.call('DEL', entry .. id:sub(#tag + 1)) end
+end
+redis.call('DEL', leases, expires)
+redis.call('HINCRBY', meta, 'leased', -#gone)
+consumed(gone)
+return reply(0, true, #gone)
+`
+
 // scriptExpire is the expiry loop's visit: begin does it all. ARGV: channel, name. Replies
 // reply(0), with the list's true due time.
 var scriptExpire = leasePrelude + `

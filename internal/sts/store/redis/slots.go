@@ -59,7 +59,7 @@ const leaseAlphabet = "abcdefghijklmnopqrstuvwxyz234567"
 
 // slotTags is, for each slot, a tag of tagLen characters of leaseAlphabet in that slot: the
 // first in the alphabet's order (every slot has one; TestSlotTags). Built once, in a few
-// milliseconds, when the process takes its first lease.
+// milliseconds, when the process takes its first lease (or ends a list's leases).
 var slotTags = sync.OnceValue(func() *[slots]string {
 	var tags [slots]string
 	found := 0
