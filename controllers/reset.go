@@ -115,8 +115,7 @@ func resetCondition(res *resetResult) metav1.Condition {
 	}
 	done := fmt.Sprintf("%d lists reloaded from their sources (%d lines)", len(res.lists), lines)
 	if leased > 0 {
-		done += fmt.Sprintf("; %d lines were held under leases then: each comes back to its list, "+
-			"next to the reloaded lines, when its lease expires or is released", leased)
+		done += fmt.Sprintf("; the leases of %d lines read before the reset ended: they do not come back", leased)
 	}
 	switch {
 	case res.pending:

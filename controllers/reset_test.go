@@ -35,7 +35,7 @@ func TestSetReset(t *testing.T) {
 		lastResetAt *metav1.Time
 	}{
 		{"done", resetResult{value: "v2", lists: lists}, metav1.ConditionTrue, stsv1alpha1.ReasonReset,
-			`Reset for sts.tableserver.dev/resetAt="v2": 2 lists reloaded from their sources (5 lines); 1 lines were held under leases`, "v2", &now},
+			`Reset for sts.tableserver.dev/resetAt="v2": 2 lists reloaded from their sources (5 lines); the leases of 1 lines read before the reset ended`, "v2", &now},
 		{"refused in part", resetResult{value: "v2", lists: lists[:1], err: refused}, metav1.ConditionFalse, stsv1alpha1.ReasonResetFailed,
 			"could not reload every dataset, and those keep their lines: RELOAD: HTTP 404: Could not reload b: file not found !; 1 lists reloaded", "v2", &now},
 		{"refused all", resetResult{value: "v2", err: refused}, metav1.ConditionFalse, stsv1alpha1.ReasonResetFailed,

@@ -74,8 +74,8 @@ exact lines as a JSON array, which a LOAD with Content-Type: application/json ta
 <p><b>RELOAD</b>: read every startup source again (initFileAtStartup, --load, --load-dir) and replace
 its list with it, one list at a time, each in one change: the lists are back to their sources while
 the server serves, say between two test runs. FILENAME=&lt;list&gt; reloads only that list. Answers
-one "list = lines" row per list reloaded. Lines held under a lease come back to the reloaded list
-when their lease expires or is released.<br>
+one "list = lines" row per list reloaded. The leases running on a reloaded list end: their lines
+do not come back.<br>
 {BASE}/RELOAD</p>
 <p><b>Authentication</b>: when the server has a token, send <code>Authorization: Bearer &lt;token&gt;</code>
 or the parameter TOKEN=&lt;token&gt;.</p>

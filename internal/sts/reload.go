@@ -22,10 +22,11 @@ import (
 // leaves its list as it is, and the other lists are reloaded all the same: the answer is then a
 // KO naming each failure, whose JSON form also lists what was reloaded.
 //
-// Leases running on a list are left to run (the store cannot end a list's leases): a line held
-// under one when the list is reloaded is in the reloaded list too, and comes back to it a second
-// time if the lease expires or is released (an ACK consumes it, as it would have). The answer
-// gives each list's leased lines, so that the caller can tell.
+// The leases running on a list are ended first (store.EndLeases), as if acknowledged: a line held
+// under one is in the reloaded list already, and must not come back to it a second time when the
+// lease expires or is released; an ACK of it then answers an unknown lease. The answer gives, as
+// each list's leased lines, those whose leases the reload ended. A lease taken between the end of
+// the leases and the replacement still runs; it holds a line of the old content.
 func (s *Server) reload(req *request) reply {
 	name, one := req.params["FILENAME"]
 	if one {
@@ -62,8 +63,13 @@ func (s *Server) reload(req *request) reply {
 			continue
 		}
 		lines, sum, rep := src.read()
+		ended := 0
 		if rep == nil {
-			if err := s.store.Replace(req.ctx, src.list, lines, sum); err != nil {
+			var err error
+			if ended, err = s.store.EndLeases(req.ctx, src.list); err == nil {
+				err = s.store.Replace(req.ctx, src.list, lines, sum)
+			}
+			if err != nil {
 				failure := storeFailure(cmdReload, src.list, err)
 				rep = &failure
 			}
@@ -73,35 +79,14 @@ func (s *Server) reload(req *request) reply {
 			continue
 		}
 		s.log.Info("Reloaded list", "list", src.list, "lines", len(lines), "source", src.path)
-		reloaded = append(reloaded, store.ListInfo{Name: src.list, Length: len(lines), Digest: sum})
+		reloaded = append(reloaded, store.ListInfo{Name: src.list, Length: len(lines), Digest: sum, Leased: ended})
 	}
-	s.addLeased(req, reloaded)
 	slices.SortFunc(reloaded, func(a, b store.ListInfo) int { return strings.Compare(a.Name, b.Name) })
 	rep := reply{command: cmdReload, layout: layoutReload, lists: reloaded, failed: failed}
 	if first != nil {
 		rep.fail = &failure{message: reloadFailureMessage(failed), reason: first.reason, status: first.status}
 	}
 	return rep
-}
-
-// addLeased fills in the lines that leases held in each reloaded list, as the store has them
-// after the reload. They are the answer's warning, not its substance: a store that cannot say
-// leaves them 0.
-func (s *Server) addLeased(req *request, reloaded []store.ListInfo) {
-	if len(reloaded) == 0 {
-		return
-	}
-	infos, err := s.store.Lists(req.ctx)
-	if err != nil {
-		return
-	}
-	leased := make(map[string]int, len(infos))
-	for _, info := range infos {
-		leased[info.Name] = info.Leased
-	}
-	for i := range reloaded {
-		reloaded[i].Leased = leased[reloaded[i].Name]
-	}
 }
 
 // reloadFailureMessage is RELOAD's KO: each source that failed and why.

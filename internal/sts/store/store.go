@@ -132,6 +132,12 @@ type Store interface {
 	// Extend makes a running lease expire ttl from now and returns when; failures are Ack's.
 	Extend(ctx context.Context, ref LeaseRef, ttl time.Duration) (time.Time, error)
 
+	// EndLeases ends every lease of the list without giving its lines back, as if each were
+	// acknowledged, and returns how many lines they held: a reset that brings the list back to
+	// its source's content (RELOAD) must not have lines read before it come back after it.
+	// Their ids are then unknown (ErrLeaseNotFound). A list without leases, or none, gives 0.
+	EndLeases(ctx context.Context, name string) (int, error)
+
 	// Claim reserves a client's request id (REQUEST_ID) for window, so that a retry of the same
 	// request is answered once, by the first. claimed says the id was free and is now this
 	// caller's, who must Settle it with the answer; otherwise answer is what the first request

@@ -309,3 +309,27 @@ func (m *Memory) Extend(_ context.Context, ref store.LeaseRef, ttl time.Duration
 	})
 	return expires, err
 }
+
+// EndLeases implements store.Store: each lease is acknowledged as a whole, in one record.
+func (m *Memory) EndLeases(_ context.Context, name string) (int, error) {
+	if err := m.writable(); err != nil {
+		return 0, err
+	}
+	l := m.lookup(name)
+	if l == nil {
+		return 0, nil
+	}
+	l.mu.Lock()
+	m.begin(l)
+	ended := l.leasedLines
+	for _, le := range l.leases {
+		if l.recording {
+			l.change = appendAck(l.change, le.id, -1)
+		}
+		m.bytes.Add(-l.ack(le, -1))
+		m.leases.end(le.id, "")
+	}
+	c := m.commit(l, false)
+	l.mu.Unlock()
+	return ended, durable(c)
+}

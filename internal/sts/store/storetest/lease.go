@@ -258,6 +258,32 @@ func testLeasesOutliveReset(t *testing.T, newStore Factory) {
 	checkLines(t, s, "q", []string{"a"})
 }
 
+func testEndLeasesForgetsTheLeasedLines(t *testing.T, newStore Factory) {
+	s := newStore(t, store.Limits{})
+	ctx := t.Context()
+	must(t, s.Add(ctx, "q", "a", store.Last, true))
+	must(t, s.Add(ctx, "q", "b", store.Last, true))
+	must(t, s.Add(ctx, "q", "c", store.Last, true))
+	held := readLeased(t, s, "q", 1, long)
+	brief := readLeased(t, s, "q", 1, short)
+	n, err := s.EndLeases(ctx, "q")
+	if err != nil || n != 2 {
+		t.Fatalf("EndLeases = %d, %v; want 2", n, err)
+	}
+	checkLeased(t, s, "q", 0)
+	checkErr(t, s.Ack(ctx, byID(held)), store.ErrLeaseNotFound)
+	checkErr(t, s.Release(ctx, byID(brief), store.First), store.ErrLeaseNotFound)
+	time.Sleep(3 * short.TTL) // the brief lease would have expired: its line must not come back
+	checkLines(t, s, "q", []string{"c"})
+	must(t, s.Add(ctx, "q", "a", store.Last, true)) // no longer the list's: UNIQUE takes it
+	if n, err := s.EndLeases(ctx, "q"); err != nil || n != 0 {
+		t.Fatalf("EndLeases of a list without leases = %d, %v", n, err)
+	}
+	if n, err := s.EndLeases(ctx, "missing"); err != nil || n != 0 {
+		t.Fatalf("EndLeases of no list = %d, %v", n, err)
+	}
+}
+
 func testLeaseLimitsCountLeasedLines(t *testing.T, newStore Factory) {
 	s := newStore(t, store.Limits{MaxLinesPerList: 2})
 	ctx := t.Context()

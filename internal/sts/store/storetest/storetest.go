@@ -90,6 +90,7 @@ var tests = []test{
 	{"DeadLetterAfterMaxDeliveries", testDeadLetterAfterMaxDeliveries},
 	{"LeasedLinesStayUnique", testLeasedLinesStayUnique},
 	{"LeasesOutliveReset", testLeasesOutliveReset},
+	{"EndLeasesForgetsTheLeasedLines", testEndLeasesForgetsTheLeasedLines},
 	{"LeaseLimitsCountLeasedLines", testLeaseLimitsCountLeasedLines},
 }
 
