@@ -106,8 +106,6 @@ func TestUnreadableSourceIsACondition(t *testing.T) {
 func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
-	s.reconciler.Namespace = "sts-system" // as the chart's POD_NAMESPACE would
-	t.Cleanup(func() { s.reconciler.Namespace = "" })
 	sts := specstest.New("tables", specstest.InNamespace(ns), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} })
 	sts.UID = ""
 	s.create(t, sts)

@@ -117,6 +117,8 @@ func startSuite() (*envtestSuite, func(), error) {
 		Endpoints:    s.endpoints,
 		HTTPClient:   NewHTTPClient(2 * time.Second),
 		APIReader:    &countingReader{Reader: mgr.GetAPIReader()},
+		// Set here, never by a test: the reconciler's goroutines read it all along.
+		Namespace: "sts-system", // as the chart's POD_NAMESPACE would
 	}
 	if err := s.reconciler.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: 4}); err != nil {
 		return nil, nil, err
