@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,12 +28,8 @@ func TestCrashKeepsLeases(t *testing.T) {
 	if testing.Short() {
 		lines = 600
 	}
-	state, data := t.TempDir(), t.TempDir()
-	input := filepath.Join(data, "input.csv")
-	want := testutil.Numbered("line", lines)
-	if err := os.WriteFile(input, []byte(testutil.File(want)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	state := t.TempDir()
+	input, want := numberedInput(t, lines)
 	port := stsproc.FreePort(t)
 	// A small snapshot threshold, so that snapshots carry leases too.
 	args := []string{"--state-dir", state, "--load", "q=" + input, "--snapshot-bytes", "64Ki", "--log-format", "json"}
@@ -133,11 +126,7 @@ kills:
 			}
 		}
 		time.Sleep(time.Duration(r.IntN(int(lease.Microseconds()))) * time.Microsecond)
-		srv.Signal(t, syscall.SIGKILL)
-		<-srv.Exited()
-		srv = launch(t, port, args...)
-		srv.WaitReady(t)
-		gens.up()
+		srv = gens.restart(t, srv, port, args)
 		t.Logf("kill %d with %d lines acknowledged", k+1, done.Load())
 	}
 	<-finished

@@ -90,6 +90,30 @@ func (g *generations) call(c *rawClient, target string) (status int, body string
 	}
 }
 
+// numberedInput writes n numbered lines to a file of a fresh directory and returns its path and
+// the lines.
+func numberedInput(t *testing.T, n int) (string, []string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "input.csv")
+	lines := testutil.Numbered("line", n)
+	if err := os.WriteFile(path, []byte(testutil.File(lines)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, lines
+}
+
+// restart SIGKILLs srv, starts a server with the same port and arguments in its place, and
+// once it is ready lets the clients waiting in g go on.
+func (g *generations) restart(t *testing.T, srv *stsproc.Process, port int, args []string) *stsproc.Process {
+	t.Helper()
+	srv.Signal(t, syscall.SIGKILL)
+	<-srv.Exited()
+	srv = launch(t, port, args...)
+	srv.WaitReady(t)
+	g.up()
+	return srv
+}
+
 // TestCrashLosesNoAcknowledgedChange drains a 200 000-line list with 32 consumers (READ
 // KEEP=FALSE) while producers ADD to another list, and SIGKILLs the server at random moments,
 // restarting it on the same state directory each time (fsync policy always, the default). Across
@@ -102,12 +126,8 @@ func TestCrashLosesNoAcknowledgedChange(t *testing.T) {
 	if testing.Short() {
 		lines = 20_000
 	}
-	state, data := t.TempDir(), t.TempDir()
-	input := filepath.Join(data, "input.csv")
-	want := testutil.Numbered("line", lines)
-	if err := os.WriteFile(input, []byte(testutil.File(want)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	state := t.TempDir()
+	input, want := numberedInput(t, lines)
 	port := stsproc.FreePort(t)
 	// A small snapshot threshold, so that kills also meet snapshots being written.
 	args := []string{"--state-dir", state, "--load", "drain=" + input, "--snapshot-bytes", "512Ki", "--log-format", "json"}
@@ -198,12 +218,8 @@ kills:
 			}
 		}
 		time.Sleep(time.Duration(r.IntN(5000)) * time.Microsecond)
-		srv.Signal(t, syscall.SIGKILL)
-		<-srv.Exited()
-		srv = launch(t, port, args...)
+		srv = gens.restart(t, srv, port, args)
 		all = append(all, srv)
-		srv.WaitReady(t)
-		gens.up()
 		t.Logf("kill %d after %d acknowledged reads", k+1, ackedCount.Load())
 	}
 	<-consumersFinished
