@@ -46,7 +46,17 @@ var (
 	// ErrUnavailable means the backend cannot be reached (Redis down, or failing over): nothing
 	// was changed that the caller could count on. The error wraps the backend's.
 	ErrUnavailable = errors.New("store: the backend is unavailable")
+	// ErrBadPage means Page was given a negative offset or count.
+	ErrBadPage = errors.New("store: a page needs an offset and a count of 0 or more")
 )
+
+// CheckPage refuses the arguments of a Page that no list could answer, before a backend is asked.
+func CheckPage(offset, n int) error {
+	if offset < 0 || n < 0 {
+		return ErrBadPage
+	}
+	return nil
+}
 
 // ShortListError is returned by Read when it is asked for more lines than the list holds.
 type ShortListError struct {
@@ -179,6 +189,12 @@ type Store interface {
 
 	// Lines returns a copy of the list's lines in order; ErrNotLoaded if there is no such list.
 	Lines(ctx context.Context, name string) ([]string, error)
+
+	// Page returns up to n lines from position offset on (0 is the front) and the list's length,
+	// read together, changing nothing: the web page shows a list a page at a time without
+	// consuming a line nor copying the whole list. An offset at or past the end gives no lines.
+	// ErrNotLoaded if there is no such list; a negative offset or n is refused (ErrBadPage).
+	Page(ctx context.Context, name string, offset, n int) (lines []string, length int, err error)
 
 	// Reset empties the list and reports whether it existed. It never creates a list.
 	Reset(ctx context.Context, name string) (bool, error)

@@ -398,6 +398,28 @@ func (m *Memory) Lines(_ context.Context, name string) ([]string, error) {
 	return slices.AppendSeq(make([]string, 0, l.lines.len()), l.lines.all()), nil
 }
 
+// Page implements store.Store: under the list's lock, it copies the n lines only (the chunks'
+// index finds the offset in O(log n)), so a page of a long list costs what the page costs.
+func (m *Memory) Page(_ context.Context, name string, offset, n int) ([]string, int, error) {
+	if err := store.CheckPage(offset, n); err != nil {
+		return nil, 0, err
+	}
+	l := m.lookup(name)
+	if l == nil {
+		return nil, 0, store.ErrNotLoaded
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	page := make([]string, 0, max(0, min(n, l.lines.len()-offset)))
+	for line := range l.lines.from(offset) {
+		if len(page) == n {
+			break
+		}
+		page = append(page, line)
+	}
+	return page, l.lines.len(), nil
+}
+
 // Reset implements store.Store.
 func (m *Memory) Reset(_ context.Context, name string) (bool, error) {
 	if err := m.writable(); err != nil {

@@ -91,6 +91,7 @@ var (
 	resetScript   = goredis.NewScript(scriptReset)
 	lengthScript  = goredis.NewScript(scriptLength)
 	linesScript   = goredis.NewScript(scriptLines)
+	viewScript    = goredis.NewScript(scriptView)
 
 	readLeasedScript  = goredis.NewScript(scriptReadLeased)
 	takeLeasedScript  = goredis.NewScript(scriptTakeLeased)
@@ -690,6 +691,24 @@ func (s *Store) Lines(ctx context.Context, name string) ([]string, error) {
 		return nil, store.ErrNotLoaded
 	}
 	return lines(reply[1]), nil
+}
+
+// Page implements store.Store: LLEN and LRANGE in one script of the list's slot, so that the
+// length and the page are of the same moment.
+func (s *Store) Page(ctx context.Context, name string, offset, n int) ([]string, int, error) {
+	if err := store.CheckPage(offset, n); err != nil {
+		return nil, 0, err
+	}
+	k := s.keysOf(name)
+	reply, err := s.run(ctx, viewScript, k.scriptKeys(), false, n, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	if status(reply) == 1 {
+		return nil, 0, store.ErrNotLoaded
+	}
+	length, _ := reply[1].(int64)
+	return lines(reply[2]), int(length), nil
 }
 
 // Reset implements store.Store.

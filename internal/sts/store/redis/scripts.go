@@ -328,6 +328,18 @@ if err then return err end
 return {0, redis.call('LRANGE', list, 0, -1)}
 `
 
+// scriptView is Page, the web page's view of a list: ARGV[1] lines from index ARGV[2], and the
+// length, read in one step. Replies {0, length, lines} or {1} not loaded.
+const scriptView = prelude + `
+if not exists() then return {1} end
+local err = wrongType()
+if err then return err end
+local n, first, page = tonumber(ARGV[1]), tonumber(ARGV[2]), {}
+-- LRANGE's end would be first-1 for no line: -1, the whole list, when first is 0.
+if n > 0 then page = redis.call('LRANGE', list, first, first + n - 1) end
+return {0, redis.call('LLEN', list), page}
+`
+
 // The lease scripts (lease.go) begin with leasePrelude. ARGV[1] and ARGV[2] are the notification
 // channel and the list's name, then each script's own. Their time is Redis' (TIME, replicated as
 // the script's effects), so that every server agrees on when a lease runs out.

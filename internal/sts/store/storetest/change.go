@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -355,4 +356,55 @@ func testChangesAreSeenThroughEveryStore(t *testing.T, a, b store.Store) {
 	checkLines(t, a, "l", []string{})
 	must(t, a.Ensure(ctx, "e"))
 	checkLines(t, b, "e", []string{})
+}
+
+// testPageReadsWithoutChanging checks Page against Lines on a list with lines taken from its
+// front and its middle (holes inside the memory store's chunks), at the edges of the list.
+func testPageReadsWithoutChanging(t *testing.T, newStore Factory) {
+	ctx := t.Context()
+	s := newStore(t, store.Limits{})
+	all := make([]string, 3000)
+	for i := range all {
+		all[i] = fmt.Sprintf("line %d", i)
+	}
+	fill(t, s, "l", all)
+	if _, err := s.Read(ctx, "l", store.First, 5, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Find(ctx, "l", func(l string) (bool, error) { return l == "line 1500", nil }, false, 0); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Lines(ctx, "l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []struct{ offset, n int }{
+		{0, 100}, {1490, 20}, {2900, 200}, {len(want) - 1, 5}, {len(want), 10}, {len(want) + 7, 10}, {10, 0},
+	} {
+		lines, length, err := s.Page(ctx, "l", p.offset, p.n)
+		if err != nil {
+			t.Fatalf("Page(%d, %d): %v", p.offset, p.n, err)
+		}
+		end := min(len(want), p.offset+p.n)
+		page := []string{}
+		if p.offset < end {
+			page = want[p.offset:end]
+		}
+		if length != len(want) || !slices.Equal(lines, page) {
+			t.Fatalf("Page(%d, %d) = %q, %d; want %q, %d", p.offset, p.n, lines, length, page, len(want))
+		}
+	}
+	checkLines(t, s, "l", want)
+	fill(t, s, "empty", []string{})
+	if lines, length, err := s.Page(ctx, "empty", 0, 10); len(lines) != 0 || length != 0 || err != nil {
+		t.Fatalf("Page of an empty list = %q, %d, %v", lines, length, err)
+	}
+	if _, _, err := s.Page(ctx, "missing", 0, 10); !errors.Is(err, store.ErrNotLoaded) {
+		t.Fatalf("Page of an unknown list: %v, want ErrNotLoaded", err)
+	}
+	for _, bad := range [][2]int{{-1, 10}, {0, -1}} {
+		if _, _, err := s.Page(ctx, "l", bad[0], bad[1]); !errors.Is(err, store.ErrBadPage) {
+			t.Fatalf("Page(%d, %d): %v, want ErrBadPage", bad[0], bad[1], err)
+		}
+	}
 }

@@ -68,6 +68,7 @@ var tests = []test{
 	{"ReplaceRecordsTheDigest", testReplaceRecordsTheDigest},
 	{"LoadOnce", testLoadOnce},
 	{"LinesReturnsACopy", testLinesReturnsACopy},
+	{"PageReadsWithoutChanging", testPageReadsWithoutChanging},
 	{"ResetEmptiesButNeverCreates", testResetEmptiesButNeverCreates},
 	{"Ensure", testEnsure},
 	{"Length", testLength},
