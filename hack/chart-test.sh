@@ -225,7 +225,7 @@ refuse 'defaultRedis.tls.caSecret without tls.enabled' "defaultRedis/tls/enabled
 
 # 6. NOTES.txt renders and says what to apply next.
 if "$HELM" install sts "$chart" --namespace sts-system --dry-run=client >"$tmp/notes.out" 2>&1 \
-  && grep -q 'kind: SimpleTableServer' "$tmp/notes.out" && grep -q 'kubectl get tables' "$tmp/notes.out"; then
+  && grep -q 'kind: SimpleTableServer' "$tmp/notes.out" && grep -q 'kubectl get stserver' "$tmp/notes.out"; then
   pass "NOTES.txt tells what to apply next"
 else
   cat "$tmp/notes.out" >&2

@@ -21,8 +21,9 @@ import (
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
-// +kubebuilder:resource:shortName=tables
+// +kubebuilder:resource:shortName=stserver,categories=loadtest
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Backend",type=string,JSONPath=`.spec.backend.type`
 // +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
 // +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.availableReplicas`
@@ -703,7 +704,7 @@ type SimpleTableServerStatus struct {
 	//   - DatasetsInSync: True when every ConfigMap and Secret dataset is loaded as its source
 	//     holds it now (InSync). False with SourceChanged when a source changed after loading
 	//     and the policy is Keep: drift to know about, not a fault; Ready stays True.
-	//   - Reset: how the last reset (annotation sts.tableserver.dev/resetAt) went: True (Reset)
+	//   - Reset: how the last reset (annotation sts.tableserver.dev/reset-at) went: True (Reset)
 	//     when every dataset was reloaded, False (ResetFailed) when some could not be (the
 	//     message says which and why; they keep their lines), Unknown (ResetPending) while it
 	//     waits for the server. It does not change Ready.
@@ -757,7 +758,7 @@ type SimpleTableServerStatus struct {
 	// +optional
 	LastStatusTime *metav1.Time `json:"lastStatusTime,omitempty"`
 
-	// observedResetAt is the value of the annotation sts.tableserver.dev/resetAt that the
+	// observedResetAt is the value of the annotation sts.tableserver.dev/reset-at that the
 	// operator last handled: a reset is done once per value, so that a resync or an operator
 	// restart does not reload the datasets again.
 	// +optional
@@ -813,7 +814,7 @@ const (
 	// ConditionDatasetsInSync is True when every ConfigMap and Secret dataset is loaded as its
 	// source holds it now.
 	ConditionDatasetsInSync = "DatasetsInSync"
-	// ConditionReset says how the last reset (annotation sts.tableserver.dev/resetAt) went:
+	// ConditionReset says how the last reset (annotation sts.tableserver.dev/reset-at) went:
 	// True when every dataset was reloaded, False when the server could not reload some (they
 	// keep their lines), Unknown while it waits for the server. Absent before the first reset.
 	ConditionReset = "Reset"
@@ -873,7 +874,7 @@ const (
 	// source into the running table server, each list replaced at once, while the pods stay up:
 	// the lists are back to their original content for the next test run. Done once per value
 	// (status.observedResetAt).
-	AnnotationResetAt = "sts.tableserver.dev/resetAt"
+	AnnotationResetAt = "sts.tableserver.dev/reset-at"
 )
 
 // +kubebuilder:object:root=true
