@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/kustomize/api/krusty"
@@ -109,7 +110,7 @@ func TestDefaultRendersTheOperator(t *testing.T) {
 		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("container securityContext = %+v, want read-only root, no privilege escalation, drop ALL", sc)
 	}
-	for _, arg := range []string{"--leader-elect", "--metrics-bind-address=:8080", "--health-probe-bind-address=:8081"} {
+	for _, arg := range []string{"--leader-elect", "--metrics-bind-address=:8443", "--health-probe-bind-address=:8081"} {
 		if !slices.Contains(c.Args, arg) {
 			t.Errorf("args %v lack %s", c.Args, arg)
 		}
@@ -236,19 +237,7 @@ func checkSources(t *testing.T, objs []*unstructured.Unstructured) map[string]bo
 // TestSamplesAcceptedByAPIServer creates every sample and example in a real API server with the generated
 // CRD, so its schema and CEL rules judge them. `make test` provides the control plane.
 func TestSamplesAcceptedByAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
-	}
-	env := &envtest.Environment{CRDDirectoryPaths: []string{"crd/bases"}, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	cfg := startAPIServer(t)
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -267,4 +256,24 @@ func TestSamplesAcceptedByAPIServer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startAPIServer starts a kube-apiserver and etcd with the generated CRD installed, stopped when
+// the test ends; it skips the test when `make test` did not provide them.
+func startAPIServer(t *testing.T) *rest.Config {
+	t.Helper()
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Skip("KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
+	}
+	env := &envtest.Environment{CRDDirectoryPaths: []string{"crd/bases"}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return cfg
 }

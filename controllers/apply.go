@@ -28,23 +28,45 @@ import (
 // (Recreate would stop the running server first): it is nil until it exists. An object that
 // exists unchanged costs no write.
 func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, src *sources, blocked bool) (*appsv1.Deployment, error) {
-	if claim := specs.PersistentVolumeClaim(sts); claim != nil {
+	running, err := r.runningDeployment(ctx, sts)
+	if err != nil {
+		return nil, err
+	}
+	// Every object is labelled with the version of the image the server runs.
+	image := specs.ServerImage(sts, r.DefaultImage, running)
+	if claim := specs.PersistentVolumeClaim(sts, image); claim != nil {
 		if err := r.createOnce(ctx, sts, claim, &corev1.PersistentVolumeClaim{}); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.applyService(ctx, sts, specs.Service(sts)); err != nil {
+	if err := r.applyService(ctx, sts, specs.Service(sts, image)); err != nil {
 		return nil, err
 	}
-	pdb := specs.PodDisruptionBudget(sts)
+	pdb := specs.PodDisruptionBudget(sts, image)
 	if err := r.applyOptional(ctx, sts, pdb != nil, pdb, &policyv1.PodDisruptionBudget{}); err != nil {
 		return nil, err
 	}
-	policy := specs.NetworkPolicy(sts, r.Namespace)
+	policy := specs.NetworkPolicy(sts, image, r.Namespace)
 	if err := r.applyOptional(ctx, sts, policy != nil, policy, &networkingv1.NetworkPolicy{}); err != nil {
 		return nil, err
 	}
-	return r.applyDeployment(ctx, sts, src, blocked)
+	return r.applyDeployment(ctx, sts, running, image, src, blocked)
+}
+
+// runningDeployment is sts's Deployment, nil when there is none yet.
+func (r *SimpleTableServerReconciler) runningDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer) (*appsv1.Deployment, error) {
+	var d appsv1.Deployment
+	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, &d)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("while getting Deployment %q: %w", sts.Name, err)
+	}
+	if err := checkOwner(sts, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
 }
 
 // applyOptional creates or updates desired, an object of the resource's name that it has only
@@ -71,6 +93,9 @@ func (r *SimpleTableServerReconciler) applyOptional(ctx context.Context, sts *st
 		return nil
 	}
 	if !specChanged(existing, desired) {
+		if relabelled(existing, desired) {
+			return r.update(ctx, sts, existing, desired, "")
+		}
 		return nil
 	}
 	switch e := existing.(type) {
@@ -82,7 +107,8 @@ func (r *SimpleTableServerReconciler) applyOptional(ctx context.Context, sts *st
 	return r.update(ctx, sts, existing, desired, "")
 }
 
-// createOnce creates obj unless it exists; it never updates it (the claim is immutable).
+// createOnce creates obj unless it exists; it never updates its spec (the claim's is
+// immutable), only its labels.
 func (r *SimpleTableServerReconciler) createOnce(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obj, existing client.Object) error {
 	err := r.Get(ctx, client.ObjectKeyFromObject(obj), existing)
 	if apierrors.IsNotFound(err) {
@@ -91,7 +117,13 @@ func (r *SimpleTableServerReconciler) createOnce(ctx context.Context, sts *stsv1
 	if err != nil {
 		return fmt.Errorf("while getting %s %q: %w", kindOf(obj), obj.GetName(), err)
 	}
-	return checkOwner(sts, existing)
+	if err := checkOwner(sts, existing); err != nil {
+		return err
+	}
+	if relabelled(existing, obj) {
+		return r.update(ctx, sts, existing, obj, "")
+	}
+	return nil
 }
 
 func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired *corev1.Service) error {
@@ -107,6 +139,9 @@ func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *sts
 		return err
 	}
 	if !specChanged(&svc, desired) && !serviceEdited(&svc, desired) {
+		if relabelled(&svc, desired) {
+			return r.update(ctx, sts, &svc, desired, "")
+		}
 		return nil
 	}
 	// The cluster IP and node ports that the API server assigned stay as they are.
@@ -135,35 +170,30 @@ func serviceEdited(svc, desired *corev1.Service) bool {
 	return false
 }
 
-// applyDeployment builds the Deployment with the image ServerImage picks given the one that
-// exists, and creates or updates it.
-func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, src *sources, blocked bool) (*appsv1.Deployment, error) {
-	var d appsv1.Deployment
-	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, &d)
+// applyDeployment creates the Deployment running image, or updates running (nil: none yet).
+func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, running *appsv1.Deployment, image string, src *sources, blocked bool) (*appsv1.Deployment, error) {
+	desired := specs.Deployment(sts, image, r.Defaults)
 	switch {
-	case apierrors.IsNotFound(err) && blocked:
+	case running == nil && blocked:
 		return nil, nil
-	case apierrors.IsNotFound(err):
-		desired := specs.Deployment(sts, specs.ServerImage(sts, r.DefaultImage, nil))
+	case running == nil:
 		desired.Annotations[loadedDatasetsAnnotation] = encodeHashes(src.hashes)
 		return desired, r.create(ctx, sts, desired)
-	case err != nil:
-		return nil, fmt.Errorf("while getting Deployment %q: %w", sts.Name, err)
 	}
-	if err := checkOwner(sts, &d); err != nil {
-		return nil, err
-	}
-	desired := specs.Deployment(sts, specs.ServerImage(sts, r.DefaultImage, &d))
-	newPods := specChanged(&d, desired) || serverEdited(&d, desired)
-	if blocked || !newPods && !scaledByHand(&d, desired) {
-		return &d, nil
+	d := running
+	newPods := specChanged(d, desired) || serverEdited(d, desired)
+	if blocked || !newPods && !scaledByHand(d, desired) && !relabelled(d, desired) {
+		return d, nil
 	}
 	record := "" // putting back a replica count or strategy restarts no pod: the record stands
 	if newPods {
-		record = encodeHashes(loadedAfterRestart(specs.ListsOutlivePods(sts), loadedHashes(&d), src.hashes))
+		record = encodeHashes(loadedAfterRestart(specs.ListsOutlivePods(sts), loadedHashes(d), src.hashes))
+		d.Spec = desired.Spec
+	} else {
+		// Only the replica count, the strategy or the labels: the pod template stays, no pod restarts.
+		d.Spec.Replicas, d.Spec.Strategy = desired.Spec.Replicas, desired.Spec.Strategy
 	}
-	d.Spec = desired.Spec
-	return &d, r.update(ctx, sts, &d, desired, record)
+	return d, r.update(ctx, sts, d, desired, record)
 }
 
 // serverEdited says whether someone changed what the table-server container runs behind the
@@ -256,6 +286,19 @@ func checkOwner(sts *stsv1alpha1.SimpleTableServer, obj client.Object) error {
 		return &notOwnedError{fmt.Sprintf("%s %q exists and is not owned by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())}
 	}
 	return nil
+}
+
+// relabelled says whether existing lacks one of desired's labels or has another value for it:
+// objects made by an operator release that set fewer labels get the full set, and a new image
+// a new version label, without a new spec.
+func relabelled(existing, desired client.Object) bool {
+	have := existing.GetLabels()
+	for k, v := range desired.GetLabels() {
+		if have[k] != v {
+			return true
+		}
+	}
+	return false
 }
 
 func specChanged(existing, desired client.Object) bool {

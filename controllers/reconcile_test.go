@@ -257,9 +257,9 @@ func TestEveryReconcilePathSaysWhereItStopped(t *testing.T) {
 			}
 			objects = append(objects, tc.objects...)
 			if tc.running != nil {
-				d := specs.Deployment(sts, specstest.Image)
+				d := specs.Deployment(sts, specstest.Image, nil)
 				d.Status = *tc.running
-				objects = append(objects, specs.Service(sts), d)
+				objects = append(objects, specs.Service(sts, specstest.Image), d)
 			}
 			stored := fake.NewClientBuilder().WithScheme(reconcileScheme(t)).WithObjects(objects...).
 				WithStatusSubresource(&stsv1alpha1.SimpleTableServer{}).Build()
@@ -329,7 +329,7 @@ func reconcileScheme(t *testing.T) *runtime.Scheme {
 
 // staleService is the Service of the resource name built from an older spec: the operator updates it.
 func staleService(name string) *corev1.Service {
-	svc := specs.Service(specstest.New(name))
+	svc := specs.Service(specstest.New(name), specstest.Image)
 	svc.Annotations[specs.SpecHashAnnotation] = "stale"
 	return svc
 }

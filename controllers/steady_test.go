@@ -70,7 +70,7 @@ func TestADeploymentScaledByHandIsPutBack(t *testing.T) {
 		if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 			return fmt.Errorf("replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
 		}
-		if want := specs.Service(sts).Spec.Selector; !maps.Equal(svc.Spec.Selector, want) {
+		if want := specs.SelectorLabels(sts); !maps.Equal(svc.Spec.Selector, want) {
 			return fmt.Errorf("Service selector %v, want %v", svc.Spec.Selector, want)
 		}
 		return nil

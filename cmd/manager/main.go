@@ -3,17 +3,23 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -21,10 +27,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/controllers"
+	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
 
@@ -46,7 +54,11 @@ func main() {
 // options are the manager's settings from its flags.
 type options struct {
 	metricsAddr             string
+	metricsSecure           bool
+	metricsCertDir          string
 	probeAddr               string
+	watchNamespaces         []string
+	tableServerDefaults     *specs.Defaults
 	leaderElect             bool
 	stsImage                string
 	namespace               string
@@ -62,7 +74,19 @@ func parseOptions(args []string, getenv func(string) string, output io.Writer) (
 	o := &options{}
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(output)
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 turns it off")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "address of the Prometheus metrics endpoint; 0 turns it off (default :8443, or :8080 with --metrics-secure=false)")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients whose bearer token the API server authenticates and allows to get /metrics (the metrics-reader ClusterRole); false: plain HTTP to anyone")
+	fs.StringVar(&o.metricsCertDir, "metrics-cert-dir", "", "directory holding tls.crt and tls.key for the metrics endpoint, re-read when they change; empty: a self-signed certificate made at startup")
+	fs.Func("watch-namespaces", "comma-separated namespaces whose SimpleTableServers the operator runs, and the only ones it reads and writes; empty (the default): every namespace", func(v string) error {
+		namespaces, err := parseNamespaces(v)
+		o.watchNamespaces = namespaces
+		return err
+	})
+	fs.Func("table-server-defaults", `JSON of the pod settings of table servers whose resource sets none: imagePullPolicy, imagePullSecrets, resources, nodeSelector, tolerations, affinity, priorityClassName, topologySpreadConstraints, podLabels, podAnnotations, service ({type, annotations}), podSecurityContext, securityContext, e.g. {"nodeSelector":{"pool":"load"},"resources":{"limits":{"memory":"2Gi"}}}`, func(v string) error {
+		d, err := parseTableServerDefaults(v)
+		o.tableServerDefaults = d
+		return err
+	})
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "elect a leader, so that only one of several replicas reconciles")
 	fs.StringVar(&o.stsImage, "sts-image", getenv("STS_IMAGE"), "image of new table servers whose resource names none; running ones keep theirs (default $STS_IMAGE)")
@@ -95,8 +119,60 @@ func parseOptions(args []string, getenv func(string) string, output io.Writer) (
 		return nil, errors.New("--server-timeout must be positive")
 	case o.maxConcurrentReconciles < 1:
 		return nil, errors.New("--max-concurrent-reconciles must be at least 1")
+	case o.metricsCertDir != "" && !o.metricsSecure:
+		return nil, errors.New("--metrics-cert-dir needs --metrics-secure: plain HTTP has no certificate")
+	}
+	if o.metricsAddr == "" {
+		o.metricsAddr = ":8443"
+		if !o.metricsSecure {
+			o.metricsAddr = ":8080"
+		}
 	}
 	return o, nil
+}
+
+// parseNamespaces reads --watch-namespaces: names of namespaces, each once.
+func parseNamespaces(v string) ([]string, error) {
+	var namespaces []string
+	for _, ns := range strings.Split(v, ",") {
+		ns = strings.TrimSpace(ns)
+		if ns == "" && v == "" {
+			break
+		}
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return nil, fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
+		if slices.Contains(namespaces, ns) {
+			return nil, fmt.Errorf("namespace %q is named twice", ns)
+		}
+		namespaces = append(namespaces, ns)
+	}
+	return namespaces, nil
+}
+
+// parseTableServerDefaults reads --table-server-defaults strictly: a misspelt field would
+// otherwise be a default silently not applied.
+func parseTableServerDefaults(v string) (*specs.Defaults, error) {
+	var d specs.Defaults
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("not table-server defaults: %w", err)
+	}
+	switch d.ImagePullPolicy {
+	case "", corev1.PullAlways, corev1.PullNever, corev1.PullIfNotPresent:
+	default:
+		return nil, fmt.Errorf("imagePullPolicy %q: want Always, Never or IfNotPresent", d.ImagePullPolicy)
+	}
+	switch d.Service.Type {
+	case "", corev1.ServiceTypeClusterIP, corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
+	default:
+		return nil, fmt.Errorf("service.type %q: want ClusterIP, NodePort or LoadBalancer", d.Service.Type)
+	}
+	if errs := validation.IsDNS1123Subdomain(d.PriorityClassName); d.PriorityClassName != "" && len(errs) > 0 {
+		return nil, fmt.Errorf("priorityClassName %q: %s", d.PriorityClassName, strings.Join(errs, "; "))
+	}
+	return &d, nil
 }
 
 func run(o *options) error {
@@ -106,24 +182,41 @@ func run(o *options) error {
 	log := ctrl.Log.WithName("setup")
 	// sts_build_info beside controller-runtime's metrics, as on every table server.
 	ctrlmetrics.Registry.MustRegister(version.Collector())
+	mgr, err := newManager(ctrl.GetConfigOrDie(), o)
+	if err != nil {
+		return err
+	}
+	log.Info("Starting the manager", "version", version.Version, "stsImage", o.stsImage, "watchNamespaces", o.watchNamespaces)
+	return mgr.Start(ctrl.SetupSignalHandler())
+}
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
+// newManager sets up the manager and its reconciler on cfg's API server, as the options say.
+func newManager(cfg *rest.Config, o *options) (ctrl.Manager, error) {
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
 	}
-	if err := stsv1alpha1.AddToScheme(scheme); err != nil {
-		return err
+	metrics, err := metricsOptions(o)
+	if err != nil {
+		return nil, err
 	}
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	cacheOptions := cache.Options{ByObject: controllers.CacheByObject()}
+	if len(o.watchNamespaces) > 0 {
+		cacheOptions.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.watchNamespaces {
+			cacheOptions.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                metrics,
 		HealthProbeBindAddress: o.probeAddr,
 		LeaderElection:         o.leaderElect,
 		LeaderElectionID:       "sts-operator.sts.tableserver.dev",
-		Cache:                  cache.Options{ByObject: controllers.CacheByObject()},
+		Cache:                  cacheOptions,
 	})
 	if err != nil {
-		return fmt.Errorf("while creating the manager: %w", err)
+		return nil, fmt.Errorf("while creating the manager: %w", err)
 	}
 	r := &controllers.SimpleTableServerReconciler{
 		Client:       mgr.GetClient(),
@@ -133,17 +226,52 @@ func run(o *options) error {
 		HTTPClient:   controllers.NewHTTPClient(o.serverTimeout),
 		APIReader:    mgr.GetAPIReader(),
 		DefaultRedis: o.defaultRedis,
+		Defaults:     o.tableServerDefaults,
 		Namespace:    o.namespace,
 	}
 	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {
-		return fmt.Errorf("while setting up the controller: %w", err)
+		return nil, fmt.Errorf("while setting up the controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
+		return nil, err
 	}
-	log.Info("Starting the manager", "version", version.Version, "stsImage", o.stsImage)
-	return mgr.Start(ctrl.SetupSignalHandler())
+	return mgr, nil
+}
+
+// metricsOptions serve the metrics as --metrics-secure says.
+func metricsOptions(o *options) (metricsserver.Options, error) {
+	metrics := metricsserver.Options{BindAddress: o.metricsAddr}
+	if !o.metricsSecure {
+		return metrics, nil
+	}
+	metrics.SecureServing = true
+	// Who may read the metrics is the API server's to say: a TokenReview authenticates the
+	// scraper, a SubjectAccessReview asks whether it may get /metrics.
+	metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	// HTTP/1.1 only: HTTP/2's stream resets let a client that is refused still load the server
+	// (CVE-2023-44487), and a scrape gains nothing from HTTP/2.
+	metrics.TLSOpts = []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }}
+	if o.metricsCertDir != "" {
+		// controller-runtime falls back to a self-signed certificate when the files are missing:
+		// a mounted Secret with other keys would go unnoticed.
+		for _, f := range []string{"tls.crt", "tls.key"} {
+			if _, err := os.Stat(filepath.Join(o.metricsCertDir, f)); err != nil {
+				return metrics, fmt.Errorf("--metrics-cert-dir: %w", err)
+			}
+		}
+		metrics.CertDir = o.metricsCertDir
+	}
+	return metrics, nil
+}
+
+// newScheme holds the built-in types and SimpleTableServer.
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, err
+	}
+	return scheme, stsv1alpha1.AddToScheme(scheme)
 }

@@ -2,10 +2,29 @@ package main
 
 import (
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/specs"
 )
+
+// parsed parses args; with wantErr, it checks that parsing fails saying so and returns nil.
+func parsed(t *testing.T, args []string, getenv func(string) string, wantErr string) *options {
+	t.Helper()
+	o, err := parseOptions(args, getenv, io.Discard)
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("err = %v, want one mentioning %q", err, wantErr)
+		}
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
 
 func TestParseOptions(t *testing.T) {
 	env := func(vars map[string]string) func(string) string { return func(k string) string { return vars[k] } }
@@ -33,15 +52,9 @@ func TestParseOptions(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o, err := parseOptions(tc.args, env(tc.env), io.Discard)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want one mentioning %q", err, tc.wantErr)
-				}
+			o := parsed(t, tc.args, env(tc.env), tc.wantErr)
+			if o == nil {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if o.stsImage != tc.wantImage || o.serverTimeout != 5*time.Second || o.probeAddr != ":8081" || o.leaderElect {
 				t.Errorf("options %+v", o)
@@ -54,6 +67,55 @@ func TestParseOptions(t *testing.T) {
 			}
 			if redis != tc.wantRedis {
 				t.Errorf("default Redis %q, want %q", redis, tc.wantRedis)
+			}
+		})
+	}
+}
+
+func TestParseSecurityAndScopeOptions(t *testing.T) {
+	image := "--sts-image=x:1"
+	tests := map[string]struct {
+		args           []string
+		wantMetrics    string
+		wantSecure     bool
+		wantNamespaces []string
+		wantDefaults   func(*specs.Defaults) bool
+		wantErr        string
+	}{
+		"metrics over HTTPS by default": {args: []string{image}, wantMetrics: ":8443", wantSecure: true},
+		"plain HTTP only when asked":    {args: []string{image, "--metrics-secure=false"}, wantMetrics: ":8080"},
+		"an address of one's own":       {args: []string{image, "--metrics-bind-address=:9443"}, wantMetrics: ":9443", wantSecure: true},
+		"a certificate over HTTP":       {args: []string{image, "--metrics-secure=false", "--metrics-cert-dir=/certs"}, wantErr: "--metrics-cert-dir needs --metrics-secure"},
+		"watched namespaces": {args: []string{image, "--watch-namespaces=team-a, team-b"}, wantMetrics: ":8443", wantSecure: true,
+			wantNamespaces: []string{"team-a", "team-b"}},
+		"every namespace":            {args: []string{image, "--watch-namespaces="}, wantMetrics: ":8443", wantSecure: true},
+		"a namespace that cannot be": {args: []string{image, "--watch-namespaces=team-a,Team_B"}, wantErr: `namespace "Team_B"`},
+		"an empty name in the list":  {args: []string{image, "--watch-namespaces=team-a,,team-b"}, wantErr: `namespace ""`},
+		"a namespace named twice":    {args: []string{image, "--watch-namespaces=team-a,team-a"}, wantErr: "named twice"},
+		"table-server defaults": {args: []string{image, `--table-server-defaults={"nodeSelector":{"pool":"load"},"resources":{"limits":{"memory":"2Gi"}},"service":{"type":"LoadBalancer"}}`},
+			wantMetrics: ":8443", wantSecure: true, wantDefaults: func(d *specs.Defaults) bool {
+				return d.NodeSelector["pool"] == "load" && d.Resources.Limits.Memory().String() == "2Gi" && d.Service.Type == "LoadBalancer"
+			}},
+		"defaults that are no JSON":      {args: []string{image, `--table-server-defaults={nodeSelector: {pool: load}}`}, wantErr: "not table-server defaults: invalid character"},
+		"defaults with a misspelt field": {args: []string{image, `--table-server-defaults={"nodeSelectors":{"pool":"load"}}`}, wantErr: `unknown field "nodeSelectors"`},
+		"defaults naming the image":      {args: []string{image, `--table-server-defaults={"image":"sts:2"}`}, wantErr: `unknown field "image"`},
+		"defaults with a bad quantity":   {args: []string{image, `--table-server-defaults={"resources":{"limits":{"memory":"lots"}}}`}, wantErr: "quantities must match"},
+		"defaults with a bad pull policy": {args: []string{image, `--table-server-defaults={"imagePullPolicy":"Sometimes"}`},
+			wantErr: `imagePullPolicy "Sometimes": want Always, Never or IfNotPresent`},
+		"defaults with a bad service type": {args: []string{image, `--table-server-defaults={"service":{"type":"ExternalName"}}`},
+			wantErr: `service.type "ExternalName"`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			o := parsed(t, tc.args, func(string) string { return "" }, tc.wantErr)
+			if o == nil {
+				return
+			}
+			if o.metricsAddr != tc.wantMetrics || o.metricsSecure != tc.wantSecure || !slices.Equal(o.watchNamespaces, tc.wantNamespaces) {
+				t.Errorf("metrics %q secure %t, namespaces %q", o.metricsAddr, o.metricsSecure, o.watchNamespaces)
+			}
+			if (tc.wantDefaults == nil) != (o.tableServerDefaults == nil) || tc.wantDefaults != nil && !tc.wantDefaults(o.tableServerDefaults) {
+				t.Errorf("table-server defaults %+v", o.tableServerDefaults)
 			}
 		})
 	}

@@ -52,16 +52,18 @@ const (
 // without ever leaving none ready. image runs the server (see ServerImage). Secrets (the auth
 // token, the Redis credentials) are mounted, not written into the pod: the server reads a
 // rotated token in place. sts carries the operator's defaults (its default Redis where the
-// resource names none).
-func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deployment {
+// resource names none, and Defaults.Apply's fields); defaults' security contexts, when set,
+// replace the hardened ones (nil defaults: none).
+func Deployment(sts *stsv1alpha1.SimpleTableServer, image string, defaults *Defaults) *appsv1.Deployment {
 	volumes, mounts, loadArgs := datasetVolumes(sts)
-	podLabels := Merged(sts.Spec.PodLabels, objectLabels(sts))
+	podSecurity, containerSecurity := defaults.podSecurity()
+	podLabels := Merged(sts.Spec.PodLabels, ownedLabels(sts))
 	podAnnotations := Merged(scrapeAnnotations, sts.Spec.PodAnnotations)
 	if at, ok := sts.Annotations[stsv1alpha1.AnnotationRestartedAt]; ok {
 		podAnnotations[stsv1alpha1.AnnotationRestartedAt] = at
 	}
 	d := &appsv1.Deployment{
-		ObjectMeta: objectMeta(sts, sts.Name),
+		ObjectMeta: objectMeta(sts, sts.Name, image),
 		Spec: appsv1.DeploymentSpec{
 			Replicas:             ptr.To(Replicas(sts)),
 			Selector:             &metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
@@ -74,13 +76,7 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),
 					TerminationGracePeriodSeconds: ptr.To[int64](terminationGracePeriod),
-					SecurityContext: &corev1.PodSecurityContext{
-						RunAsNonRoot:   ptr.To(true),
-						RunAsUser:      ptr.To[int64](nonRootID),
-						RunAsGroup:     ptr.To[int64](nonRootID),
-						FSGroup:        ptr.To[int64](nonRootID),
-						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-					},
+					SecurityContext:               podSecurity,
 					Containers: []corev1.Container{{
 						Name:            ContainerName,
 						Image:           image,
@@ -93,13 +89,7 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 						LivenessProbe:   httpProbe("/healthz", 10),
 						Resources:       sts.Spec.Resources,
 						VolumeMounts:    mounts,
-						SecurityContext: &corev1.SecurityContext{
-							AllowPrivilegeEscalation: ptr.To(false),
-							ReadOnlyRootFilesystem:   ptr.To(true),
-							RunAsNonRoot:             ptr.To(true),
-							Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-							SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
-						},
+						SecurityContext: containerSecurity,
 					}},
 					Volumes:                   volumes,
 					ImagePullSecrets:          sts.Spec.ImagePullSecrets,
@@ -113,6 +103,11 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string) *appsv1.Deploy
 		},
 	}
 	setSpecHash(&d.ObjectMeta, d.Spec)
+	// The descriptive labels join the pod template after the hash: adding them to running
+	// servers would restart every one on the operator's upgrade (a memory server loses its
+	// lists), so their pods get them at their next rollout. The resource's podLabels may set
+	// them; the selector and managed-by are the operator's.
+	d.Spec.Template.Labels = Merged(descriptiveLabels(image), podLabels)
 	return d
 }
 

@@ -106,7 +106,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, specstest.Image)
+			d := Deployment(tc.sts, specstest.Image, nil)
 			flags := specstest.LoadFlags(d)
 			var got []string
 			for _, f := range flags {
@@ -141,7 +141,7 @@ func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
 	d := Deployment(specstest.New("a",
 		specstest.WithClaimDataset("one", "datasets", "one.csv", ""),
 		specstest.WithClaimDataset("two", "datasets", "two.csv", ""),
-		specstest.WithClaimDataset("other", "archive", "x.csv", "")), specstest.Image)
+		specstest.WithClaimDataset("other", "archive", "x.csv", "")), specstest.Image, nil)
 	claims := map[string]int{}
 	for _, v := range d.Spec.Template.Spec.Volumes {
 		if c := v.PersistentVolumeClaim; c != nil {
@@ -155,7 +155,7 @@ func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
 
 func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 	sts := specstest.New("logins", specstest.InNamespace("perf"), specstest.WithConfigMapDataset("users", "logins", "users"))
-	d := Deployment(sts, specstest.Image)
+	d := Deployment(sts, specstest.Image, nil)
 
 	if d.Name != "logins" || d.Namespace != "perf" {
 		t.Errorf("Deployment is %s/%s", d.Namespace, d.Name)
@@ -207,7 +207,7 @@ func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
 	sts := specstest.New("a")
 	sts.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "false", "team": "perf"}
-	a := Deployment(sts, specstest.Image).Spec.Template.Annotations
+	a := Deployment(sts, specstest.Image, nil).Spec.Template.Annotations
 	if a["prometheus.io/scrape"] != "false" || a["team"] != "perf" || a["prometheus.io/port"] != "9191" {
 		t.Errorf("pod annotations %v", a)
 	}
@@ -219,7 +219,7 @@ func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
 func TestServerImage(t *testing.T) {
 	const def = "sts-operator:2.0"
 	running := func(image, restartedAt string) *appsv1.Deployment {
-		d := Deployment(specstest.New("a"), image)
+		d := Deployment(specstest.New("a"), image, nil)
 		if restartedAt != "" {
 			d.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] = restartedAt
 		}
@@ -266,9 +266,9 @@ func TestServerImage(t *testing.T) {
 
 func TestRestartedAtRestartsThePod(t *testing.T) {
 	sts := specstest.New("a")
-	before := Deployment(sts, specstest.Image)
+	before := Deployment(sts, specstest.Image, nil)
 	sts.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
-	after := Deployment(sts, specstest.Image)
+	after := Deployment(sts, specstest.Image, nil)
 	if after.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] != "2026-11-29T10:00:00Z" ||
 		after.Annotations[SpecHashAnnotation] == before.Annotations[SpecHashAnnotation] {
 		t.Errorf("the restart request does not reach the pod template: %v", after.Spec.Template.Annotations)
@@ -334,7 +334,7 @@ func TestDeploymentServerFlags(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(specstest.New("a", append([]specstest.Option{specstest.WithServer(tc.server)}, tc.opts...)...), specstest.Image)
+			d := Deployment(specstest.New("a", append([]specstest.Option{specstest.WithServer(tc.server)}, tc.opts...)...), specstest.Image, nil)
 			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("args\n got %q\nwant %q", got, tc.want)
 			}
@@ -351,7 +351,7 @@ func TestDeploymentServerFlags(t *testing.T) {
 // TestTheJournalIsOnTheStorageVolume: --state-dir must lie on the writable volume that
 // spec.storage names, or a new pod would start from an empty journal.
 func TestTheJournalIsOnTheStorageVolume(t *testing.T) {
-	d := Deployment(specstest.New("a", specstest.WithStorageSize("1Gi", nil)), specstest.Image)
+	d := Deployment(specstest.New("a", specstest.WithStorageSize("1Gi", nil)), specstest.Image, nil)
 	var dir string
 	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
 		if v, ok := strings.CutPrefix(a, "--state-dir="); ok {
@@ -377,7 +377,7 @@ func TestDeploymentStorage(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, specstest.Image)
+			d := Deployment(tc.sts, specstest.Image, nil)
 			v, m := volumeAt(t, d, "/data")
 			if !reflect.DeepEqual(v.VolumeSource, tc.want) || m.ReadOnly {
 				t.Errorf("dataset dir volume %+v (read-only %v), want %+v writable", v.VolumeSource, m.ReadOnly, tc.want)
@@ -387,7 +387,7 @@ func TestDeploymentStorage(t *testing.T) {
 }
 
 func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
-	d := Deployment(specstest.New("a", specstest.WithPodLabels(map[string]string{"team": "perf", instanceLabel: "other"})), specstest.Image)
+	d := Deployment(specstest.New("a", specstest.WithPodLabels(map[string]string{"team": "perf", instanceLabel: "other"})), specstest.Image, nil)
 	if l := d.Spec.Template.Labels; l["team"] != "perf" || l[instanceLabel] != "a" {
 		t.Errorf("pod labels %v", l)
 	}
@@ -396,7 +396,7 @@ func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
 func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 	base := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
 	hash := func(sts *stsv1alpha1.SimpleTableServer) string {
-		return Deployment(sts, ServerImage(sts, specstest.Image, nil)).Annotations[SpecHashAnnotation]
+		return Deployment(sts, ServerImage(sts, specstest.Image, nil), nil).Annotations[SpecHashAnnotation]
 	}
 	same := base.DeepCopy()
 	same.Status.TotalLines = 42
@@ -416,7 +416,7 @@ func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 			t.Errorf("a %s change keeps the hash", name)
 		}
 	}
-	if podAnnotations := Deployment(base, specstest.Image).Spec.Template.Annotations; podAnnotations[SpecHashAnnotation] != "" {
+	if podAnnotations := Deployment(base, specstest.Image, nil).Spec.Template.Annotations; podAnnotations[SpecHashAnnotation] != "" {
 		t.Error("the pod template carries the spec hash")
 	}
 }

@@ -67,7 +67,7 @@ func TestDeploymentOnRedis(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			sts := specstest.New("logins", append([]specstest.Option{specstest.InNamespace("perf"), specstest.WithRedis(tc.redis, 1)}, tc.opts...)...)
-			d := Deployment(sts, specstest.Image)
+			d := Deployment(sts, specstest.Image, nil)
 			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.wantArgs) {
 				t.Errorf("args\n got %q\nwant %q", got, tc.wantArgs)
 			}
@@ -109,7 +109,7 @@ func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			sts := specstest.New("logins", tc.opts...)
-			d := Deployment(sts, specstest.Image)
+			d := Deployment(sts, specstest.Image, nil)
 			if got := *d.Spec.Replicas; got != tc.wantReplicas {
 				t.Errorf("replicas %d, want %d", got, tc.wantReplicas)
 			}
@@ -137,7 +137,7 @@ func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
 			if g := *d.Spec.Template.Spec.TerminationGracePeriodSeconds; g < preStopSleep+15 {
 				t.Errorf("terminationGracePeriodSeconds %d leaves too little after the preStop sleep", g)
 			}
-			pdb := PodDisruptionBudget(sts)
+			pdb := PodDisruptionBudget(sts, specstest.Image)
 			if (pdb != nil) != tc.wantBudget {
 				t.Fatalf("budget %+v, want one: %t", pdb, tc.wantBudget)
 			}

@@ -1,8 +1,9 @@
 // Package specs builds the objects a SimpleTableServer becomes: its Deployment, Service,
 // PersistentVolumeClaim, PodDisruptionBudget and NetworkPolicy. Every builder is a pure function
 // of the resource (as the operator runs it, defaults applied) and what the controller resolved
-// for it (an image, the operator's namespace): no client, no cluster, so that each shape is
-// table-tested alone. The controller decides when to create, update or delete them.
+// for it (the image its server runs, see ServerImage, whose tag is every object's version label;
+// the operator's namespace): no client, no cluster, so that each shape is table-tested alone.
+// The controller decides when to create, update or delete them.
 package specs
 
 import (
@@ -19,6 +20,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
@@ -50,10 +52,14 @@ const (
 	ManagedAnnotationsAnnotation = "sts.tableserver.dev/managed-annotations"
 )
 
-// Labels on every object the operator owns. ManagedByLabel also limits what the manager caches.
+// Labels on every object the operator owns (Kubernetes' recommended app.kubernetes.io set).
+// ManagedByLabel also limits what the manager caches.
 const (
 	nameLabel      = "app.kubernetes.io/name"
 	instanceLabel  = "app.kubernetes.io/instance"
+	componentLabel = "app.kubernetes.io/component"
+	partOfLabel    = "app.kubernetes.io/part-of"
+	versionLabel   = "app.kubernetes.io/version"
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedByValue = "sts-operator"
 )
@@ -72,17 +78,46 @@ func SelectorLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
 	return map[string]string{nameLabel: "simpletableserver", instanceLabel: sts.Name}
 }
 
-func objectLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
+// ownedLabels are the labels whose values the operator has always set: the selector and
+// managed-by.
+func ownedLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
 	l := SelectorLabels(sts)
 	l[ManagedByLabel] = ManagedByValue
 	return l
 }
 
-func objectMeta(sts *stsv1alpha1.SimpleTableServer, name string) metav1.ObjectMeta {
+// descriptiveLabels complete the recommended set; they select nothing. version is the tag of the
+// table server's image, what the pods run: the operator's own version would change on every
+// operator upgrade, and the image is pinned until the resource asks for another.
+func descriptiveLabels(image string) map[string]string {
+	return map[string]string{componentLabel: "table-server", partOfLabel: ManagedByValue, versionLabel: ImageVersion(image)}
+}
+
+// ObjectLabels are the labels of every object built for sts's table server running image.
+func ObjectLabels(sts *stsv1alpha1.SimpleTableServer, image string) map[string]string {
+	return Merged(ownedLabels(sts), descriptiveLabels(image))
+}
+
+// ImageVersion is the version an image reference names, as a label value: its tag; the first 12
+// digits of its digest when it has no tag; "latest" when it names neither, as a pull would.
+func ImageVersion(image string) string {
+	ref, digest, pinned := strings.Cut(image, "@")
+	version := "latest"
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		version = ref[i+1:]
+	} else if pinned {
+		_, hex, _ := strings.Cut(digest, ":")
+		version = hex[:min(len(hex), 12)]
+	}
+	// A tag may be 128 characters, a label value 63, ending with a letter or digit.
+	return strings.TrimRight(version[:min(len(version), validation.LabelValueMaxLength)], "-_.")
+}
+
+func objectMeta(sts *stsv1alpha1.SimpleTableServer, name, image string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:            name,
 		Namespace:       sts.Namespace,
-		Labels:          objectLabels(sts),
+		Labels:          ObjectLabels(sts, image),
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, stsv1alpha1.GroupVersion.WithKind("SimpleTableServer"))},
 	}
 }
@@ -105,12 +140,12 @@ func Replicas(sts *stsv1alpha1.SimpleTableServer) int32 {
 // PodDisruptionBudget returns the budget that lets a node drain evict at most one of several
 // table-server pods at a time, or nil when there is one pod (a budget would then only block
 // drains, or allow what it allows anyway).
-func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer) *policyv1.PodDisruptionBudget {
+func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer, image string) *policyv1.PodDisruptionBudget {
 	if Replicas(sts) == 1 {
 		return nil
 	}
 	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: objectMeta(sts, sts.Name),
+		ObjectMeta: objectMeta(sts, sts.Name, image),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
@@ -123,7 +158,7 @@ func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer) *policyv1.PodDisrup
 // NetworkPolicy returns the policy that lets only spec.networkPolicy.from, and the operator's
 // namespace (operatorNamespace, "" for none), reach the table servers' port, or nil when the
 // resource asks for none.
-func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, operatorNamespace string) *networkingv1.NetworkPolicy {
+func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, image, operatorNamespace string) *networkingv1.NetworkPolicy {
 	np := sts.Spec.NetworkPolicy
 	if np == nil {
 		return nil
@@ -136,7 +171,7 @@ func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, operatorNamespace string)
 	}
 	port := intstr.FromString(serverPortName)
 	policy := &networkingv1.NetworkPolicy{
-		ObjectMeta: objectMeta(sts, sts.Name),
+		ObjectMeta: objectMeta(sts, sts.Name, image),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
@@ -158,9 +193,9 @@ func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, operatorNamespace string)
 // spec.service.annotations (their keys recorded, so that one removed from the spec is removed
 // from the Service). A ServiceMonitor selecting app.kubernetes.io/name=simpletableserver finds
 // every table server's metrics on port "http", path /metrics.
-func Service(sts *stsv1alpha1.SimpleTableServer) *corev1.Service {
+func Service(sts *stsv1alpha1.SimpleTableServer, image string) *corev1.Service {
 	s := &corev1.Service{
-		ObjectMeta: objectMeta(sts, sts.Name),
+		ObjectMeta: objectMeta(sts, sts.Name, image),
 		Spec: corev1.ServiceSpec{
 			Type:     sts.Spec.Service.Type,
 			Selector: SelectorLabels(sts),
@@ -180,13 +215,13 @@ func Service(sts *stsv1alpha1.SimpleTableServer) *corev1.Service {
 
 // PersistentVolumeClaim returns the claim for spec.storage.size, or nil when the resource asks
 // for none (no storage, or an existing claim).
-func PersistentVolumeClaim(sts *stsv1alpha1.SimpleTableServer) *corev1.PersistentVolumeClaim {
+func PersistentVolumeClaim(sts *stsv1alpha1.SimpleTableServer, image string) *corev1.PersistentVolumeClaim {
 	st := sts.Spec.Storage
 	if st == nil || st.Size == nil {
 		return nil
 	}
 	return &corev1.PersistentVolumeClaim{
-		ObjectMeta: objectMeta(sts, claimName(sts)),
+		ObjectMeta: objectMeta(sts, claimName(sts), image),
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: st.StorageClassName,

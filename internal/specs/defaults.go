@@ -1,0 +1,111 @@
+package specs
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+)
+
+// Defaults are the cluster admin's settings for every table server whose resource does not set
+// its own (the chart's tableServerDefaults, the manager's --table-server-defaults): the pod
+// fields of a SimpleTableServer's spec, and the security contexts, which a resource cannot set.
+// The default image is not here: it is the manager's --sts-image, pinned at a server's creation.
+type Defaults struct {
+	ImagePullPolicy           corev1.PullPolicy                 `json:"imagePullPolicy,omitempty"`
+	ImagePullSecrets          []corev1.LocalObjectReference     `json:"imagePullSecrets,omitempty"`
+	Resources                 *corev1.ResourceRequirements      `json:"resources,omitempty"`
+	NodeSelector              map[string]string                 `json:"nodeSelector,omitempty"`
+	Tolerations               []corev1.Toleration               `json:"tolerations,omitempty"`
+	Affinity                  *corev1.Affinity                  `json:"affinity,omitempty"`
+	PriorityClassName         string                            `json:"priorityClassName,omitempty"`
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	PodLabels                 map[string]string                 `json:"podLabels,omitempty"`
+	PodAnnotations            map[string]string                 `json:"podAnnotations,omitempty"`
+	Service                   stsv1alpha1.ServiceOptions        `json:"service,omitempty"`
+	// PodSecurityContext and SecurityContext replace the hardened ones the builder sets (for a
+	// platform that assigns user IDs itself, such as OpenShift's restricted SCC).
+	PodSecurityContext *corev1.PodSecurityContext `json:"podSecurityContext,omitempty"`
+	SecurityContext    *corev1.SecurityContext    `json:"securityContext,omitempty"`
+}
+
+// Apply returns sts with d's value in each spec field sts leaves empty; sts is left alone. The
+// resource wins field by field: resources, nodeSelector, tolerations, affinity and spread
+// constraints as a whole (half of the resource's and half of the default's could describe a pod
+// that neither meant, such as a request above a limit); podLabels, podAnnotations and the
+// Service's annotations key by key. The Service's type applies to a resource whose type is
+// ClusterIP: the API server writes ClusterIP into every resource that names none.
+func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.SimpleTableServer {
+	if d == nil {
+		return sts
+	}
+	out := sts.DeepCopy()
+	s := &out.Spec
+	if s.ImagePullPolicy == "" {
+		s.ImagePullPolicy = d.ImagePullPolicy
+	}
+	if len(s.ImagePullSecrets) == 0 {
+		s.ImagePullSecrets = d.ImagePullSecrets
+	}
+	if d.Resources != nil && len(s.Resources.Requests) == 0 && len(s.Resources.Limits) == 0 && len(s.Resources.Claims) == 0 {
+		s.Resources = *d.Resources.DeepCopy()
+	}
+	if len(s.NodeSelector) == 0 {
+		s.NodeSelector = maps.Clone(d.NodeSelector)
+	}
+	if len(s.Tolerations) == 0 {
+		s.Tolerations = d.Tolerations
+	}
+	if s.Affinity == nil {
+		s.Affinity = d.Affinity.DeepCopy()
+	}
+	if s.PriorityClassName == "" {
+		s.PriorityClassName = d.PriorityClassName
+	}
+	if len(s.TopologySpreadConstraints) == 0 {
+		s.TopologySpreadConstraints = d.TopologySpreadConstraints
+	}
+	s.PodLabels = mergedUnlessEmpty(d.PodLabels, s.PodLabels)
+	s.PodAnnotations = mergedUnlessEmpty(d.PodAnnotations, s.PodAnnotations)
+	if s.Service.Type == "" || s.Service.Type == corev1.ServiceTypeClusterIP && d.Service.Type != "" {
+		s.Service.Type = d.Service.Type
+	}
+	s.Service.Annotations = mergedUnlessEmpty(d.Service.Annotations, s.Service.Annotations)
+	return out
+}
+
+// mergedUnlessEmpty is Merged, but own as it is (nil stays nil) when there is nothing to add.
+func mergedUnlessEmpty(defaults, own map[string]string) map[string]string {
+	if len(defaults) == 0 {
+		return own
+	}
+	return Merged(defaults, own)
+}
+
+// podSecurity returns the pod and container security contexts of d, each the hardened default
+// when d does not set it.
+func (d *Defaults) podSecurity() (*corev1.PodSecurityContext, *corev1.SecurityContext) {
+	pod := &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		RunAsUser:      ptr.To[int64](nonRootID),
+		RunAsGroup:     ptr.To[int64](nonRootID),
+		FSGroup:        ptr.To[int64](nonRootID),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	container := &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	if d != nil && d.PodSecurityContext != nil {
+		pod = d.PodSecurityContext.DeepCopy()
+	}
+	if d != nil && d.SecurityContext != nil {
+		container = d.SecurityContext.DeepCopy()
+	}
+	return pod, container
+}
