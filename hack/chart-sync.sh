@@ -2,7 +2,8 @@
 # Writes the chart's generated templates into DIR (default charts/sts-operator/templates):
 #   crd-<name>.yaml  each CRD of config/crd/bases, behind crds.install, annotated with
 #                    helm.sh/resource-policy: keep when crds.keep, labelled like the release;
-#   clusterrole.yaml the operator's ClusterRole with the rules of config/rbac/role.yaml.
+#   clusterrole.yaml the operator's ClusterRole with the rules of config/rbac/role.yaml, or with
+#                    watchNamespaces a Role with those rules in each watched namespace.
 # `make helm` runs it; hack/chart-test.sh runs it into a temporary folder and fails when the
 # chart's copies differ, so the chart always carries what controller-gen generated.
 set -euo pipefail
@@ -46,14 +47,24 @@ fi
   echo "$header"
   cat <<'TEMPLATE'
 {{- if .Values.rbac.create }}
+{{- range $namespace := .Values.watchNamespaces | default (list "") }}
+---
 apiVersion: rbac.authorization.k8s.io/v1
+{{- if $namespace }}
+kind: Role
+metadata:
+  name: {{ include "sts-operator.fullname" $ }}
+  namespace: {{ $namespace }}
+{{- else }}
 kind: ClusterRole
 metadata:
-  name: {{ include "sts-operator.fullname" . }}
+  name: {{ include "sts-operator.fullname" $ }}
+{{- end }}
   labels:
-    {{- include "sts-operator.labels" . | nindent 4 }}
+    {{- include "sts-operator.labels" $ | nindent 4 }}
 TEMPLATE
   sed -n '/^rules:$/,$p' "$role"
+  echo '{{- end }}'
   echo '{{- end }}'
 } > "$out/clusterrole.yaml.tmp"
 mv "$out/clusterrole.yaml.tmp" "$out/clusterrole.yaml"

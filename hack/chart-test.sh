@@ -223,6 +223,17 @@ refuse 'monitoring.dashboard.enabled: "yes"' "dashboard/enabled'?: got string, w
 refuse 'defaultRedis.tls.caSecret without tls.enabled' "defaultRedis/tls/enabled'?: value must be true" \
   --set $dr.address=redis:6379 --set $dr.tls.enabled=false --set $dr.tls.caSecret.name=ca --set $dr.tls.caSecret.key=ca.crt
 
+tsd=tableServerDefaults
+refuse 'watchNamespaces with a name that is no namespace (Team_A)' "watchNamespaces/0'?: 'Team_A' does not match pattern" --set 'watchNamespaces={Team_A}'
+refuse 'watchNamespaces naming one twice' "watchNamespaces'?: items at 0 and 1 are equal" --set 'watchNamespaces={a,a}'
+refuse 'tableServerDefaults with a misspelt key (nodeSelectors)' "additional properties 'nodeSelectors' not allowed" --set $tsd.nodeSelectors.pool=load
+refuse 'tableServerDefaults.resources.limits.memory: lots' "limits/memory'?: 'lots' does not match pattern" --set $tsd.resources.limits.memory=lots
+refuse 'tableServerDefaults.imagePullPolicy: Sometimes' "imagePullPolicy'?: value must be one of" --set $tsd.imagePullPolicy=Sometimes
+refuse 'tableServerDefaults.service.type: ExternalName' "service/type'?: value must be one of" --set $tsd.service.type=ExternalName
+refuse 'tableServerDefaults.podLabels taking the selector' "podLabels'?: 'allOf' failed" --set "$tsd.podLabels.app\\.kubernetes\\.io/instance=x"
+refuse 'metrics.readers without a namespace' "readers/0'?: missing property 'namespace'" --set 'metrics.readers[0].name=prometheus'
+refuse 'metrics.secure: "no"' "metrics/secure'?: got string, want boolean" --set-string metrics.secure=no
+
 # 6. NOTES.txt renders and says what to apply next.
 if "$HELM" install sts "$chart" --namespace sts-system --dry-run=client >"$tmp/notes.out" 2>&1 \
   && grep -q 'kind: SimpleTableServer' "$tmp/notes.out" && grep -q 'kubectl get stserver' "$tmp/notes.out"; then

@@ -59,5 +59,29 @@ sts-operator.tableServerImage is the image the operator gives table-server pods:
 else the operator's own image (it holds /sts too).
 */}}
 {{- define "sts-operator.tableServerImage" -}}
-{{- .Values.tableServer.image | default (include "sts-operator.image" .) }}
+{{- .Values.tableServerDefaults.image | default .Values.tableServer.image | default (include "sts-operator.image" .) }}
+{{- end }}
+
+{{/*
+sts-operator.tableServerDefaults is the JSON of --table-server-defaults: the values of
+tableServerDefaults that are set, but the image (STS_IMAGE); empty when none is.
+*/}}
+{{- define "sts-operator.tableServerDefaults" -}}
+{{- $set := dict }}
+{{- range $key, $value := omit .Values.tableServerDefaults "image" }}
+{{- if $value }}{{ $_ := set $set $key $value }}{{ end }}
+{{- end }}
+{{- if $set }}{{ toJson $set }}{{ end }}
+{{- end }}
+
+{{/*
+sts-operator.metricsPort is metrics.port, or 8443 for HTTPS and 8080 for plain HTTP; and
+sts-operator.metricsPortName the name of the port, which says which.
+*/}}
+{{- define "sts-operator.metricsPort" -}}
+{{- .Values.metrics.port | default (ternary 8443 8080 .Values.metrics.secure) }}
+{{- end }}
+
+{{- define "sts-operator.metricsPortName" -}}
+{{- ternary "https-metrics" "http-metrics" .Values.metrics.secure }}
 {{- end }}
