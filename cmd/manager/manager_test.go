@@ -32,8 +32,8 @@ import (
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
-// The manager these tests start: as the chart runs it with watchNamespaces, on an envtest API
-// server, as a user with only the permissions config/rbac ships (its manager rules as Roles in
+// The manager these tests start: as the chart runs it with watchNamespaces and
+// tableServerDefaults, on an envtest API server, as a user with only the permissions config/rbac ships (its manager rules as Roles in
 // the watched namespaces, the metrics-auth ClusterRole), serving its metrics securely.
 var (
 	watched   = []string{"team-a", "team-b"}
@@ -124,6 +124,7 @@ func runOperator() error {
 	o, err := parseOptions([]string{
 		"--sts-image=sts-operator:test", "--health-probe-bind-address=0", "--operator-namespace=sts-system",
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", port), "--watch-namespaces=" + strings.Join(watched, ","),
+		`--table-server-defaults={"nodeSelector":{"pool":"load"},"podLabels":{"team":"perf"}}`,
 	}, func(string) string { return "" }, io.Discard)
 	if err != nil {
 		return err
@@ -267,6 +268,10 @@ func TestWatchNamespacesRunOnlyTheirResources(t *testing.T) {
 			}
 			if d.Labels["app.kubernetes.io/managed-by"] != "sts-operator" {
 				return fmt.Errorf("deployment labels %v", d.Labels)
+			}
+			// --table-server-defaults reach the pods of a resource that sets none.
+			if pod := d.Spec.Template; pod.Spec.NodeSelector["pool"] != "load" || pod.Labels["team"] != "perf" {
+				return fmt.Errorf("pod nodeSelector %v, labels %v: the defaults did not reach it", pod.Spec.NodeSelector, pod.Labels)
 			}
 			var sts stsv1alpha1.SimpleTableServer
 			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "logins"}, &sts); err != nil {
