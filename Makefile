@@ -37,9 +37,12 @@ DEPLOY_DIR := .cache/deploy
 
 GO_LDFLAGS := -s -w -X github.com/sts-operator/sts-operator/internal/version.Version=$(VERSION)
 
+##@ General
+
+# help prints each `##@` line as a section heading and each `target: ## text` as a target.
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n\nTargets:\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^##@/ { printf "\n%s:\n", substr($$0, 5) } /^[a-zA-Z_0-9-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
 ##@ Development
 
@@ -52,7 +55,7 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
+lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck (built from the Go module proxy into bin/ the first time).
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags e2e ./test/e2e/...
@@ -63,7 +66,8 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck.
 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-test: lint verify-generated rules-test envtest ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis.
+test: export HELM := $(HELM)
+test: lint verify-generated rules-test envtest $(HELM) ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis. The first run builds its tools from the Go module proxy into bin/.
 	go test -race -count=1 -timeout 30m ./...
 	STS_TEST_BACKEND=redis go test -race -count=1 -timeout 10m ./internal/sts/
 
@@ -81,7 +85,7 @@ examples-test: build ## Run the JMeter plan and the Locust file of examples/ wit
 	go test -tags examples -count=1 -v ./test/examples
 
 .PHONY: verify-generated
-verify-generated: $(CONTROLLER_GEN) ## Fail when `make generate manifests helm` would change a generated file.
+verify-generated: $(CONTROLLER_GEN) ## Fail when `make generate manifests helm` would change a generated file (builds controller-gen from the Go module proxy the first time).
 	hack/verify-generated.sh
 
 # A count, not a duration: Go 1.26's fuzz coordinator can fail a duration-bounded run with
@@ -103,16 +107,16 @@ adversarial: ## Run the hostile-input tests (TestAdversarial*: 32 unauthenticate
 
 .PHONY: bench
 bench: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-bench: envtest ## Run the benchmarks (the operator's at 200 resources on envtest) and print the ratios against their baselines.
+bench: envtest ## Run the benchmarks (the operator's at 200 resources on envtest, built from the Go module proxy the first time) and print the ratios against their baselines.
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go test -run '^$$' -bench . -benchtime 1x ./controllers
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the API's deepcopy functions.
+generate: $(CONTROLLER_GEN) ## Generate the API's deepcopy functions (builds controller-gen from the Go module proxy the first time).
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD (config/crd/bases) and the RBAC role (config/rbac) from the markers.
+manifests: $(CONTROLLER_GEN) ## Generate the CRD (config/crd/bases) and the RBAC role (config/rbac) from the markers (controller-gen, as above).
 	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths=./api/... paths=./controllers/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
@@ -145,24 +149,24 @@ helm: manifests ## Copy the generated CRD and RBAC rules into the Helm chart's t
 	hack/chart-sync.sh
 
 .PHONY: helm-lint
-helm-lint: $(HELM) ## Lint the Helm chart and render it with the default values.
+helm-lint: $(HELM) ## Lint the Helm chart and render it with the default values (builds Helm from the Go module proxy the first time).
 	$(HELM) lint --strict charts/sts-operator
 	$(HELM) template sts charts/sts-operator >/dev/null
 
 .PHONY: chart-test
-chart-test: $(HELM) ## Check the chart: lint, CRD/RBAC copies match config/, rendered objects, refused values.
+chart-test: $(HELM) ## Check the chart: lint, CRD/RBAC copies match config/, rendered objects, refused values (Helm, as above).
 	HELM=$(HELM) hack/chart-test.sh
 
 .PHONY: install
-install: kubectl ## Install the CRD into the cluster of the current kubeconfig.
+install: kubectl ## Install the CRD into the cluster of the current kubeconfig, with KUBECTL (built from the Go module proxy the first time unless KUBECTL is set).
 	$(KUBECTL) apply --server-side -k config/crd
 
 .PHONY: uninstall
-uninstall: kubectl ## Delete the CRD from the cluster, and with it every SimpleTableServer.
+uninstall: kubectl ## Delete the CRD from the cluster, and with it every SimpleTableServer (KUBECTL, as for install).
 	$(KUBECTL) delete --ignore-not-found -k config/crd
 
 .PHONY: deploy
-deploy: kubectl ## Deploy the operator (config/default, namespace sts-operator-system) running image IMG.
+deploy: kubectl ## Deploy the operator (config/default, namespace sts-operator-system) running image IMG, with KUBECTL (as for install); the nodes must be able to pull IMG.
 	@mkdir -p $(DEPLOY_DIR)
 	@printf '%s\n' \
 		'# Written by make deploy: config/default with the manager and table-server image $(IMG).' \
@@ -180,8 +184,31 @@ deploy: kubectl ## Deploy the operator (config/default, namespace sts-operator-s
 	$(KUBECTL) apply --server-side -k $(DEPLOY_DIR)
 
 .PHONY: undeploy
-undeploy: kubectl ## Remove the operator and the CRD (and so every SimpleTableServer) from the cluster.
+undeploy: kubectl ## Remove the operator and the CRD (and so every SimpleTableServer) from the cluster (KUBECTL, as for install).
 	$(KUBECTL) delete --ignore-not-found -k config/default
+
+# DIST_VERSION is the version `make dist` releases: the chart's appVersion unless set.
+DIST_VERSION ?= $(shell sed -n 's/^appVersion: *"*\([^"]*\)"* *$$/\1/p' charts/sts-operator/Chart.yaml)
+# DIST_ARCHES are the CPU architectures of the images `make dist` writes.
+DIST_ARCHES ?= amd64 arm64
+# DIST_NAMESPACE and DIST_REPOSITORY are the operator's namespace and image repository in
+# dist/install.yaml (the repository also tags the image tarballs).
+DIST_NAMESPACE ?= sts-system
+DIST_REPOSITORY ?= sts-operator
+
+.PHONY: dist
+dist: $(HELM) kubectl ## Write the release DIST_VERSION (the chart's appVersion) into dist/: install.yaml, the packaged chart, the images of DIST_ARCHES, SHA256SUMS. Builds Helm and kubectl from the Go module proxy the first time.
+	@VERSION='$(DIST_VERSION)' ARCHES='$(DIST_ARCHES)' NAMESPACE='$(DIST_NAMESPACE)' REPOSITORY='$(DIST_REPOSITORY)' \
+		HELM='$(HELM)' KUBECTL='$(KUBECTL)' hack/dist.sh
+
+.PHONY: dist-test
+dist-test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
+dist-test: dist envtest ## Check dist/: SHA256SUMS verifies, the packaged chart lints and renders, each image passes image-check, install.yaml applied to a real API server (envtest) installs the operator.
+	cd dist && sha256sum -c SHA256SUMS
+	$(HELM) lint --strict dist/sts-operator-$(DIST_VERSION).tgz
+	$(HELM) template sts-operator dist/sts-operator-$(DIST_VERSION).tgz --namespace $(DIST_NAMESPACE) >/dev/null
+	for arch in $(DIST_ARCHES); do hack/image-check.sh dist/sts-operator-$(DIST_VERSION)-$$arch.tar $$arch; done
+	STS_INSTALL_YAML=$(CURDIR)/dist/install.yaml go test -count=1 -run '^TestInstallYAML' ./hack/dist/
 
 ##@ Local cluster and end to end (hack/cluster: Linux and root; see hack/cluster/README.md)
 
@@ -219,10 +246,12 @@ $(LOCALBIN):
 	mkdir -p $(LOCALBIN)
 
 $(CONTROLLER_GEN): | $(LOCALBIN)
+	@echo "building controller-gen $(CONTROLLER_GEN_VERSION) from the Go module proxy into $(@:$(CURDIR)/%=%)"
 	GOBIN=$(LOCALBIN) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
 	mv $(LOCALBIN)/controller-gen $@
 
 $(STATICCHECK): | $(LOCALBIN)
+	@echo "building staticcheck $(STATICCHECK_VERSION) from the Go module proxy into $(@:$(CURDIR)/%=%)"
 	GOBIN=$(LOCALBIN) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv $(LOCALBIN)/staticcheck $@
 
@@ -231,5 +260,6 @@ envtest: ## Build kube-apiserver, etcd and kubectl for envtest from the Go modul
 	K8S_VERSION=$(ENVTEST_K8S_VERSION) ETCD_VERSION=$(ENVTEST_ETCD_VERSION) ENVTEST_BIN_DIR=$(LOCALBIN)/k8s hack/envtest.sh >/dev/null
 
 $(HELM): | $(LOCALBIN)
+	@echo "building helm $(HELM_VERSION) from the Go module proxy into $(@:$(CURDIR)/%=%)"
 	GOBIN=$(LOCALBIN) go install helm.sh/helm/v4/cmd/helm@$(HELM_VERSION)
 	mv $(LOCALBIN)/helm $@

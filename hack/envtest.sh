@@ -113,7 +113,7 @@ build_kubernetes() {
 	fi
 	[[ ${#wanted[@]} -gt 0 ]] || return 0
 	copy_mains "$src" "${wanted[@]}"
-	log "building ${wanted[*]} $K8S_VERSION (several minutes when the Go caches are cold)"
+	log "building ${wanted[*]} $K8S_VERSION from the Go module proxy into ${out#"$repo"/} (several minutes when the Go caches are cold)"
 	local tmp pkgs=()
 	tmp=$(mktemp -d "$work/out.XXXXXX")
 	for c in "${wanted[@]}"; do pkgs+=("./cmd/$c"); done
@@ -134,7 +134,7 @@ build_etcd() {
 	fi
 	grep -Eq "^(require |\s+)go\.etcd\.io/etcd/server/v3 $ETCD_VERSION\$" "$pins/etcd/go.mod" ||
 		die "$pins/etcd/go.mod does not pin go.etcd.io/etcd/server/v3 $ETCD_VERSION: run hack/envtest.sh --pin etcd"
-	log "building etcd $ETCD_VERSION"
+	log "building etcd $ETCD_VERSION from the Go module proxy into ${out#"$repo"/}"
 	mkdir -p "$out" "$work"
 	local tmp
 	tmp=$(mktemp -d "$work/out.XXXXXX")

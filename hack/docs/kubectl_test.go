@@ -92,9 +92,10 @@ var flagsWithValue = []string{
 }
 
 var (
-	// kubectlCommand finds a kubectl command typed as a word of its own; it runs to the end of
-	// the line or of the code span.
-	kubectlCommand = regexp.MustCompile("(?:^|[\\s(|;&`'])kubectl\\s+([^`\\n]*)")
+	// kubectlCommand finds kubectl where a command starts: at the start of a line (after a
+	// prompt), of a comment, a code span or a subshell, or after a pipe or ; or &&. It runs
+	// to the end of the line or of the code span. Prose that mentions kubectl is not a command.
+	kubectlCommand = regexp.MustCompile("(?m)(?:^[ \\t]*(?:\\$[ \\t]+)?|[#`|;(][ \\t]*|&&[ \\t]*)kubectl\\s+([^`\\n]*)")
 	// templateAction is a Helm template action, which may hold spaces: one word once replaced.
 	templateAction = regexp.MustCompile(`\{\{[^}]*\}\}`)
 	// codeSpans are a Markdown file's fenced blocks and inline code, where commands are.
@@ -170,6 +171,9 @@ func resourceType(text string) (string, string) {
 		return "", ""
 	}
 	arg := args[at]
+	if verb == "create" && arg == "token" {
+		return "", "" // a ServiceAccount's name follows
+	}
 	typ, _, named := strings.Cut(arg, "/")
 	if !named && slices.Contains(podDefault, verb) {
 		return "", "" // a pod's name
