@@ -15,7 +15,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
-// A reset (annotation sts.tableserver.dev/resetAt, a new value each time) puts every dataset
+// A reset (annotation sts.tableserver.dev/reset-at, a new value each time) puts every dataset
 // back as its source holds it, in the running server: the operator calls the server's RELOAD
 // once, through the Service. The server reads its sources itself (a file on a claim is only the
 // pod's to read), each list replaced in one change; pods on Redis share their lists, so one of
@@ -27,7 +27,7 @@ import (
 // whose answer was lost (a timeout, a status write that failed, a cache that had not seen the
 // status yet) gets the first answer and does not reload a second time.
 
-// resetResult is what a reconcile did for the resetAt annotation.
+// resetResult is what a reconcile did for the reset-at annotation.
 type resetResult struct {
 	value string // the annotation's value
 	// pending says the reset was not done: it is tried again at the next poll.
@@ -38,7 +38,7 @@ type resetResult struct {
 	lists []protocol.List
 }
 
-// resetDatasets is the reset step: when sts's resetAt annotation has a value not handled yet,
+// resetDatasets is the reset step: when sts's reset-at annotation has a value not handled yet,
 // and the server runs the current spec and answers, it asks the server to reload its datasets,
 // then reads STATUS again into server so that the status shows the lists as reset. It returns
 // nil when there is nothing to reset.

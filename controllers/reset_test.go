@@ -35,13 +35,13 @@ func TestSetReset(t *testing.T) {
 		lastResetAt *metav1.Time
 	}{
 		{"done", resetResult{value: "v2", lists: lists}, metav1.ConditionTrue, stsv1alpha1.ReasonReset,
-			`Reset for sts.tableserver.dev/resetAt="v2": 2 lists reloaded from their sources (5 lines); the leases of 1 lines read before the reset ended`, "v2", &now},
+			`Reset for sts.tableserver.dev/reset-at="v2": 2 lists reloaded from their sources (5 lines); the leases of 1 lines read before the reset ended`, "v2", &now},
 		{"refused in part", resetResult{value: "v2", lists: lists[:1], err: refused}, metav1.ConditionFalse, stsv1alpha1.ReasonResetFailed,
 			"could not reload every dataset, and those keep their lines: RELOAD: HTTP 404: Could not reload b: file not found !; 1 lists reloaded", "v2", &now},
 		{"refused all", resetResult{value: "v2", err: refused}, metav1.ConditionFalse, stsv1alpha1.ReasonResetFailed,
 			"0 lists reloaded", "v2", &earlier},
 		{"pending", resetResult{value: "v2", pending: true, err: errors.New("the table server does not answer")}, metav1.ConditionUnknown,
-			stsv1alpha1.ReasonResetPending, `The reset for sts.tableserver.dev/resetAt="v2" waits: the table server does not answer`, "v1", &earlier},
+			stsv1alpha1.ReasonResetPending, `The reset for sts.tableserver.dev/reset-at="v2" waits: the table server does not answer`, "v1", &earlier},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status := stsv1alpha1.SimpleTableServerStatus{ObservedResetAt: "v1", LastResetTime: &earlier}
@@ -73,7 +73,7 @@ func TestResetRefused(t *testing.T) {
 	}
 }
 
-// annotateReset sets the resetAt annotation of sts to value, as kubectl annotate --overwrite.
+// annotateReset sets the reset-at annotation of sts to value, as kubectl annotate --overwrite.
 func (s *envtestSuite) annotateReset(t *testing.T, sts *stsv1alpha1.SimpleTableServer, value string) {
 	t.Helper()
 	cur := sts.DeepCopy()
@@ -88,7 +88,7 @@ func (s *envtestSuite) annotateReset(t *testing.T, sts *stsv1alpha1.SimpleTableS
 	}
 }
 
-// A new resetAt value reloads every dataset from its source into the running server once: the
+// A new reset-at value reloads every dataset from its source into the running server once: the
 // consumed lines are back, lastResetTime and an event say so, and neither the polls that follow
 // nor a reconcile from a fresh start reload again. A new value resets again.
 func TestResetAnnotationReloadsOnce(t *testing.T) {

@@ -52,7 +52,7 @@ type observation struct {
 	server     serverObservation
 	// consumption is how the lists are consumed, against the previous poll.
 	consumption consumption
-	// reset is what this reconcile did for the resetAt annotation; nil: nothing.
+	// reset is what this reconcile did for the reset-at annotation; nil: nothing.
 	reset *resetResult
 }
 

@@ -176,7 +176,7 @@ func testRotatedTokenReachesTheServer(t *testing.T) {
 	}
 }
 
-// testResetRestoresTheLists: a new value of the resetAt annotation, set with kubectl annotate
+// testResetRestoresTheLists: a new value of the reset-at annotation, set with kubectl annotate
 // as a user would between two test runs, reloads every dataset from its source into the running
 // server: lists consumed in part, from a ConfigMap and from a claim's file (which only the pod
 // can read), are whole again, the pod is the same, and the status records the reset.
