@@ -128,7 +128,7 @@ build: ## Build bin/manager and bin/sts.
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/manager ./cmd/manager
 
 .PHONY: image
-image: ## Write the linux/IMAGE_ARCH image (manager + sts, non-root) as a docker-archive tarball, IMAGE_TAR; no Docker engine needed.
+image: ## Write the linux/IMAGE_ARCH image (manager + sts, non-root) as IMAGE_TAR, a tarball both docker-archive and OCI layout; no Docker engine needed.
 	GOOS=linux GOARCH=$(IMAGE_ARCH) CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(IMAGE_BIN)/ ./cmd/manager ./cmd/sts
 	GOOS=$$(go env GOHOSTOS) GOARCH=$$(go env GOHOSTARCH) go run ./hack/imagebuild -o $(IMAGE_TAR) -tag $(IMG) -version $(VERSION) -arch $(IMAGE_ARCH) \
 		-manager $(IMAGE_BIN)/manager -sts $(IMAGE_BIN)/sts

@@ -213,7 +213,8 @@ func (img Image) Config(diffID string) ([]byte, error) {
 
 // WriteArchive writes the image as a docker-archive (the format of `docker save`): blobs named
 // by their digest under blobs/sha256/ and a manifest.json that names the config, the tag and the
-// layer. `docker load` and `ctr images import` both read it.
+// layer. `docker load` and `ctr images import` both read it. The same tarball is an OCI image
+// layout too (oci.go).
 func (img Image) WriteArchive(w io.Writer) (Written, error) {
 	if err := ValidateTag(img.Tag); err != nil {
 		return Written{}, err
@@ -237,11 +238,19 @@ func (img Image) WriteArchive(w io.Writer) (Written, error) {
 		return Written{}, fmt.Errorf("encoding manifest: %w", err)
 	}
 
+	ociManifest, index, err := ociManifestAndIndex(img.Tag, cfg, layer)
+	if err != nil {
+		return Written{}, fmt.Errorf("encoding the OCI manifest: %w", err)
+	}
+
 	entries := []entry{
 		img.dir("blobs/", 0o755, 0),
 		img.dir("blobs/sha256/", 0o755, 0),
 		img.file("blobs/sha256/"+layerHex, 0o644, layer),
 		img.file("blobs/sha256/"+cfgHex, 0o644, cfg),
+		img.file("blobs/sha256/"+sha256Hex(ociManifest), 0o644, ociManifest),
+		img.file("index.json", 0o644, index),
+		img.file("oci-layout", 0o644, []byte(ociLayout)),
 		img.file("manifest.json", 0o644, manifest),
 	}
 	if err := writeTar(w, entries); err != nil {

@@ -1,7 +1,8 @@
-// Command imagebuild writes the sts-operator image as a docker-archive tarball without a
-// container engine: one layer holding the static binaries manager and sts, a non-root user,
-// manager as the entrypoint. `make image` runs it; `docker load -i` and
-// `ctr -n k8s.io images import` read its output.
+// Command imagebuild writes the sts-operator image as a tarball without a container engine: one
+// layer holding the static binaries manager and sts, a non-root user, manager as the entrypoint.
+// The tarball is both a docker-archive and an OCI image layout, as `docker save` writes since
+// Docker 25: `make image` runs it; `docker load -i`, `ctr -n k8s.io images import` and `skopeo
+// copy oci-archive:<file>:<tag>` read its output.
 //
 // With -program it packs one other static binary the same way, as the image's entrypoint: the
 // local cluster's pause image and the end-to-end load generator (hack/cluster).
