@@ -162,6 +162,13 @@ func TestInstallYAMLInstallsTheOperator(t *testing.T) {
 	if got := kubectl("get", "stserver", "-n", "load", "-o", "name"); strings.TrimSpace(got) != "simpletableserver.sts.tableserver.dev/logins" {
 		t.Errorf("kubectl get stserver = %q, want the resource just created", got)
 	}
+	// The category, through kubectl's own expansion, and the Ready condition's reason in a column.
+	table := kubectl("get", "loadtest", "-n", "load")
+	lines := strings.Split(strings.TrimSpace(table), "\n")
+	if header := strings.Fields(lines[0]); len(lines) != 2 || len(header) < 3 || header[1] != "READY" || header[2] != "REASON" ||
+		!strings.HasPrefix(lines[1], "logins ") {
+		t.Errorf("kubectl get loadtest =\n%s\nwant the resource, with the columns NAME READY REASON first", table)
+	}
 
 	again := kubectl("apply", "--server-side", "-f", path)
 	for _, line := range strings.Split(strings.TrimSpace(again), "\n") {
