@@ -157,6 +157,7 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.StringVar(&s.redis.keyPrefix, "redis-key-prefix", s.redis.keyPrefix, "start of every Redis key: the list NAME is the key <prefix>{NAME}")
 	fs.IntVar(&s.redis.minReplicas, "redis-min-replicas", 0, "acknowledge a change only once this many Redis replicas hold it (Redis WAIT; not with --redis-cluster)")
 	fs.DurationVar(&s.redis.replicaTimeout, "redis-min-replicas-timeout", s.redis.replicaTimeout, "how long a change waits for --redis-min-replicas before it is answered as not recorded")
+	fs.BoolVar(&c.NoWebUI, "no-web-ui", false, "turn the web page at /ui/ off")
 	fs.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the token of --auth-token-file too")
 	fs.IntVar(&c.MetricsMaxLists, "metrics-max-lists", c.MetricsMaxLists, "most lists with a sts_list_lines series of their own; the others are summed in sts_other_lists_lines")
 	fs.DurationVar(&c.RegexTimeout, "regex-timeout", c.RegexTimeout, "time limit of all the regular-expression matches of one FIND together")

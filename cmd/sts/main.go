@@ -80,6 +80,7 @@ func serve(s *settings, log *slog.Logger) error {
 	}
 	defer st.Close()
 	s.server.WaitForStartup = s.state.dir != ""
+	s.server.Durability = durability(s)
 	srv, err := sts.NewServer(s.server, st, log)
 	if err != nil {
 		return err
@@ -304,4 +305,17 @@ func watchAuthToken(ctx context.Context, path, current string, srv *sts.Server, 
 			log.Info("Replaced the auth token", "file", path)
 		}
 	}
+}
+
+// durability says what a change survives, as the web page shows it.
+func durability(s *settings) string {
+	switch {
+	case s.redis.url != "":
+		return "Redis's own (its persistence and replicas)"
+	case s.state.dir == "":
+		return ""
+	case s.state.policy == "interval":
+		return "journal, fsync every " + s.state.interval.String()
+	}
+	return "journal, fsync before each answer"
 }

@@ -71,6 +71,10 @@ type Config struct {
 	// MetricsAuth makes /metrics ask for the AuthToken like the commands; health endpoints
 	// never do.
 	MetricsAuth bool
+	// NoWebUI turns the web page at /ui/ off (its paths are then unknown commands).
+	NoWebUI bool
+	// Durability says what a change survives, for the web page's facts ("none" when empty).
+	Durability string
 	// MetricsMaxLists is the most lists that get a series of their own in sts_list_lines.
 	MetricsMaxLists int
 	// RegexTimeout bounds the regular-expression matches of one FIND all together (so a scan

@@ -137,7 +137,7 @@ func TestJSONCommandIsACommandOrEmpty(t *testing.T) {
 		status          int
 	}{
 		{"/sts/LENGTH?FILENAME=a&FORMAT=JSON", "LENGTH", http.StatusNotFound},
-		{"/?FORMAT=JSON", "", http.StatusNotFound},
+		{"/nope?FORMAT=JSON", "", http.StatusNotFound},
 		{"/sts/NOPE/READ?FORMAT=JSON", "", http.StatusNotFound},
 		{"/sts/read?FORMAT=JSON", "", http.StatusNotFound},
 		{"/sts/READ?FILENAME=%zz", "", http.StatusBadRequest},

@@ -18,6 +18,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/metrics"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/webui"
 )
 
 // Server is the table server. Create it with NewServer and serve Handler.
@@ -40,6 +41,7 @@ type Server struct {
 	stop         chan struct{}
 	stopOnce     sync.Once
 	handler      http.Handler
+	page         *webui.UI // nil with Config.NoWebUI
 }
 
 // The phases of a server's life. /readyz answers 200 only while serving. Commands run while
@@ -71,6 +73,9 @@ func NewServer(cfg Config, st store.Store, log *slog.Logger) (*Server, error) {
 	}
 	s.htmlContentType = []string{"text/html; charset=" + cfg.CharsetResponse}
 	s.metrics = metrics.New(st, cfg.MetricsMaxLists)
+	if !cfg.NoWebUI {
+		s.page = s.newPage()
+	}
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil
 }
@@ -94,6 +99,9 @@ func (s *Server) requestStop() { s.stopOnce.Do(func() { close(s.stop) }) }
 func (s *Server) Drain() {
 	s.phase.Store(phaseStopping)
 	s.store.EndWaits()
+	if s.page != nil {
+		s.page.Close() // its live streams would hold the shutdown up
+	}
 }
 
 // Paths outside the original's protocol.
@@ -122,6 +130,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case metricsPath:
 		s.serveMetrics(w, r)
+		return
+	case "/":
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			s.index(w)
+			return
+		}
+	}
+	if s.page != nil && isPagePath(r.URL.Path) {
+		s.page.ServeHTTP(w, r)
 		return
 	}
 	method := normalizeMethod(r.Method)

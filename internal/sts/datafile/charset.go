@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -185,4 +186,32 @@ func (q questionMarks) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, e
 		_, size := utf8.DecodeRune(src[nSrc:])
 		nSrc += size
 	}
+}
+
+// Check reports whether data is text in c: an error names the first byte that is not (a
+// malformed sequence, or a NUL, which no text file holds). A charset of single bytes that maps
+// every byte (ISO-8859-1) takes any data but NUL; a decoder that meets what c cannot hold gives
+// U+FFFD, which is then refused.
+func (c Charset) Check(data []byte) error {
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return fmt.Errorf("byte %d is NUL, as in a binary file", i)
+	}
+	if c.enc == nil {
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size == 1 {
+				return fmt.Errorf("byte %d (0x%02X) does not belong in UTF-8", i, data[i])
+			}
+			i += size
+		}
+		return nil
+	}
+	text, err := c.enc.NewDecoder().Bytes(data)
+	if err != nil {
+		return err
+	}
+	if i := bytes.IndexRune(text, utf8.RuneError); i >= 0 {
+		return fmt.Errorf("character %d cannot be decoded", utf8.RuneCount(text[:i]))
+	}
+	return nil
 }

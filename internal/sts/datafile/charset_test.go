@@ -1,6 +1,7 @@
 package datafile
 
 import (
+	"fmt"
 	"testing"
 
 	"golang.org/x/text/encoding/charmap"
@@ -61,6 +62,31 @@ func TestCharsetConversions(t *testing.T) {
 	for cs, want := range map[Charset]string{latin1: "caf\xe9 ?", {}: "café €"} {
 		if got, _, err := transform.String(cs.NewEncoder(), "café €"); err != nil || got != want {
 			t.Errorf("%s: NewEncoder gives %q, %v; want %q", cs.Name(), got, err, want)
+		}
+	}
+}
+
+// Check tells text in the charset from bytes that are not: what the web page's upload refuses.
+func TestCharsetCheck(t *testing.T) {
+	for _, tc := range []struct {
+		charset string
+		data    string
+		problem string // "" when the data is text
+	}{
+		{"UTF-8", "a\nétoile\n", ""},
+		{"UTF-8", "ab\xffcd", "byte 2 (0xFF) does not belong in UTF-8"},
+		{"UTF-8", "ab\x00", "byte 2 is NUL, as in a binary file"},
+		{"ISO-8859-1", "\xe9t\xe9", ""},
+		{"ISO-8859-1", "a\x00", "byte 1 is NUL, as in a binary file"},
+		{"US-ASCII", "abc\xe9", "character 3 cannot be decoded"},
+	} {
+		cs, err := LookupCharset(tc.charset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cs.Check([]byte(tc.data))
+		if got := fmt.Sprint(err); tc.problem == "" && err != nil || tc.problem != "" && got != tc.problem {
+			t.Errorf("%s Check(%q) = %v, want %q", tc.charset, tc.data, err, tc.problem)
 		}
 	}
 }

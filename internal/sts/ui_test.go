@@ -1,0 +1,40 @@
+package sts
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/version"
+)
+
+// GET / answers a short page that says what the server is and where to go, with the headers of
+// every HTML answer, even with a token (it shows no data); other methods on / stay unknown
+// commands, as in the original.
+func TestIndexPage(t *testing.T) {
+	ts := startServer(t, func(c *Config) { c.AuthToken = "tok" })
+	a := ts.do(t, http.MethodGet, "/", "", "")
+	ts.checkCommandAnswer(t, "/", a)
+	if a.header.Get("Content-Security-Policy") != "default-src 'none'; sandbox" || a.header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("GET / without the HTML answers' headers: %v", a.header)
+	}
+	for _, want := range []string{"HTTP Simple Table Server", "/sts/COMMAND?FILENAME=&lt;list&gt;", `href="/ui/"`, `href="/sts/STATUS"`,
+		`href="/metrics"`, `href="/healthz"`, `href="/sts/"`, "version " + version.Version} {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("GET / lacks %q:\n%s", want, a.body)
+		}
+	}
+	if h := ts.do(t, http.MethodHead, "/", "", ""); h.status != http.StatusOK || h.body != "" {
+		t.Errorf("HEAD /: %d %q", h.status, h.body)
+	}
+	if p := ts.do(t, http.MethodPost, "/", "", "", "Authorization", "Bearer tok"); p.body != koBody("unknown command !") {
+		t.Errorf("POST /: %q", p.body)
+	}
+	off := startServer(t, func(c *Config) { c.NoWebUI = true })
+	if body := off.do(t, http.MethodGet, "/", "", "").body; strings.Contains(body, "/ui/") {
+		t.Errorf("GET / links the web page that is turned off:\n%s", body)
+	}
+	if body := off.do(t, http.MethodGet, "/ui/", "", "").body; body != koBody("unknown command !") {
+		t.Errorf("/ui/ with the page off: %q", body)
+	}
+}

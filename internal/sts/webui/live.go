@@ -1,0 +1,232 @@
+package webui
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// The overview's history: a point every sampleEvery ticks, historyPoints of them (15 minutes at
+// a tick a second), enough for a sparkline of a soak test's last minutes and for rates over a
+// minute, at 1.4 KiB per list (14 MiB at 10 000 lists) while someone watches.
+const (
+	sampleEvery   = 5
+	historyPoints = 180
+)
+
+// snapshot is the overview at one tick, computed once and shared by every browser watching.
+type snapshot struct {
+	at    time.Time
+	rows  []row
+	err   string
+	times []time.Time // the history's points, oldest first
+}
+
+// row is one list on the overview.
+type row struct {
+	Name   string
+	Length int
+	Leased int
+	// Rate and RateMinute are the lines a second the list gained (negative: lost) over the last
+	// ten seconds and the last minute, from its successive lengths; NaN-free: valid says whether
+	// there is history enough.
+	Rate, RateMinute float64
+	HasRate          bool
+	HasRateMinute    bool
+	// Empty is the time to empty at the minute's rate (the ten seconds' until a minute has
+	// passed), -1 when the list is not draining.
+	Empty   time.Duration
+	History []int // lengths at the history's points, -1 before the list existed
+}
+
+// hub samples the store once per tick while at least one browser watches, and hands every
+// watcher the same snapshot: ten browsers cost one Lists a second, not ten.
+type hub struct {
+	st       store.Store
+	interval time.Duration
+	log      *slog.Logger
+
+	mu       sync.Mutex
+	watchers map[chan *snapshot]struct{}
+	stop     chan struct{} // closes the sampling goroutine; nil while it is not running
+	closed   bool
+	last     *snapshot
+	history  map[string][]int // ring of historyPoints per list, indexed like times
+	times    []time.Time      // ring of the points' times
+	next     int              // where the next point goes in the rings
+	ticks    int
+}
+
+func newHub(st store.Store, interval time.Duration, log *slog.Logger) *hub {
+	return &hub{st: st, interval: interval, log: log, watchers: map[chan *snapshot]struct{}{},
+		history: map[string][]int{}, times: make([]time.Time, historyPoints)}
+}
+
+// watch subscribes a browser: the channel gets the latest snapshot at once (a fresh one if none)
+// and each one after; a slow browser misses snapshots rather than holding the others up. ok is
+// false once the hub is closed.
+func (h *hub) watch(ctx context.Context) (ch chan *snapshot, ok bool) {
+	ch = make(chan *snapshot, 1)
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, false
+	}
+	h.watchers[ch] = struct{}{}
+	if h.stop == nil {
+		h.stop = make(chan struct{})
+		go h.run(h.stop)
+	}
+	last := h.last
+	h.mu.Unlock()
+	if last == nil {
+		last = h.sample(ctx)
+	}
+	ch <- last
+	return ch, true
+}
+
+func (h *hub) unwatch(ch chan *snapshot) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.watchers, ch)
+	if len(h.watchers) == 0 && h.stop != nil {
+		close(h.stop)
+		h.stop = nil
+	}
+}
+
+// close ends every watch; later watches fail.
+func (h *hub) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for ch := range h.watchers {
+		close(ch)
+		delete(h.watchers, ch)
+	}
+	if h.stop != nil {
+		close(h.stop)
+		h.stop = nil
+	}
+}
+
+func (h *hub) run(stop chan struct{}) {
+	t := time.NewTicker(h.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*h.interval)
+		snap := h.sample(ctx)
+		cancel()
+		h.mu.Lock()
+		for ch := range h.watchers {
+			select {
+			case <-ch: // the browser has not taken the previous one: it gets this one instead
+			default:
+			}
+			ch <- snap
+		}
+		h.mu.Unlock()
+	}
+}
+
+// current returns a snapshot for a page rendered without a watch: the latest, or a fresh one.
+func (h *hub) current(ctx context.Context) *snapshot {
+	h.mu.Lock()
+	last := h.last
+	h.mu.Unlock()
+	if last != nil && time.Since(last.at) < 2*h.interval {
+		return last
+	}
+	return h.sample(ctx)
+}
+
+// sample reads every list's length once and computes the rows.
+func (h *hub) sample(ctx context.Context) *snapshot {
+	lists, err := h.st.Lists(ctx)
+	now := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.log.Warn("The web page could not read the lists", "error", err)
+		snap := &snapshot{at: now, err: "The lists could not be read: " + err.Error()}
+		if h.last != nil {
+			snap.rows, snap.times = h.last.rows, h.last.times
+		}
+		return snap
+	}
+	h.ticks++
+	record := h.ticks%sampleEvery == 1 || h.last == nil
+	if record {
+		h.times[h.next] = now
+	}
+	rings := make([][]int, len(lists))
+	for i, l := range lists {
+		ring, seen := h.history[l.Name]
+		if !seen {
+			ring = make([]int, historyPoints)
+			for j := range ring {
+				ring[j] = -1
+			}
+			h.history[l.Name] = ring
+		}
+		if record {
+			ring[h.next] = l.Length
+		}
+		rings[i] = ring
+	}
+	if record {
+		h.next = (h.next + 1) % historyPoints
+	}
+	snap := &snapshot{at: now, rows: make([]row, len(lists))}
+	for i, l := range lists {
+		snap.rows[i] = h.row(l, rings[i], now)
+	}
+	snap.times = h.ordered(h.times)
+	h.last = snap
+	return snap
+}
+
+// ordered returns a ring's points oldest first.
+func (h *hub) ordered(ring []time.Time) []time.Time {
+	return append(append([]time.Time(nil), ring[h.next:]...), ring[:h.next]...)
+}
+
+// row computes a list's rates and time to empty from its history: the rate over a window is the
+// change from the newest point at least that old to now.
+func (h *hub) row(l store.ListInfo, ring []int, now time.Time) row {
+	r := row{Name: l.Name, Length: l.Length, Leased: l.Leased, Empty: -1, History: make([]int, historyPoints)}
+	copy(r.History, ring[h.next:])
+	copy(r.History[historyPoints-h.next:], ring[:h.next])
+	rate := func(window time.Duration) (float64, bool) {
+		for k := 1; k <= historyPoints; k++ {
+			j := (h.next - k + historyPoints) % historyPoints
+			t := h.times[j]
+			if t.IsZero() || ring[j] < 0 {
+				return 0, false
+			}
+			if age := now.Sub(t); age >= window {
+				return float64(l.Length-ring[j]) / age.Seconds(), true
+			}
+		}
+		return 0, false
+	}
+	r.Rate, r.HasRate = rate(10 * time.Second)
+	r.RateMinute, r.HasRateMinute = rate(time.Minute)
+	drain, ok := r.RateMinute, r.HasRateMinute
+	if !ok {
+		drain, ok = r.Rate, r.HasRate
+	}
+	if ok && drain < 0 && l.Length > 0 {
+		r.Empty = time.Duration(float64(l.Length) / -drain * float64(time.Second))
+	}
+	return r
+}

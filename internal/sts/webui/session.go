@@ -1,0 +1,130 @@
+package webui
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// sessionCookie holds "<nonce>.<mac>": a random nonce per browser and, when the server has a
+// token, an HMAC of the nonce keyed with the token, which proves the browser was given the
+// token without keeping it in the cookie. Every server with the same token accepts it (pods
+// behind one Service), and a rotated token ends every session.
+const sessionCookie = "sts_ui"
+
+// session is a browser's standing with the page.
+type session struct {
+	nonce string
+	csrf  string // the token every state-changing form carries: an HMAC of the nonce
+	auth  bool   // the server has a token
+}
+
+func mac(key, message string) string {
+	h := hmac.New(sha256.New, []byte(key))
+	h.Write([]byte(message))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func newSession(token, nonce string) session {
+	return session{nonce: nonce, csrf: mac(token, "csrf:"+nonce), auth: token != ""}
+}
+
+// checkCSRF reports whether a POST carries its session's form token. Another site's form cannot:
+// it cannot read the page, and the cookie is SameSite=Strict.
+func (s session) checkCSRF(r *http.Request) bool {
+	// An upload's token is in the query: its multipart body is read once, by the upload, within
+	// its own limit.
+	got := r.URL.Query().Get("csrf")
+	if got == "" && !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+		got = r.PostFormValue("csrf")
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.csrf)) == 1
+}
+
+// session returns the browser's session. Without a token every browser gets one at its first
+// visit (its nonce keys its CSRF token); with a token only a cookie made at login counts.
+func (u *UI) session(w http.ResponseWriter, r *http.Request) (session, bool) {
+	token := u.opt.Token()
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		nonce, got, _ := strings.Cut(c.Value, ".")
+		want := ""
+		if token != "" {
+			want = mac(token, "session:"+nonce)
+		}
+		if nonce != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 {
+			return newSession(token, nonce), true
+		}
+	}
+	if token != "" {
+		return session{auth: true}, false
+	}
+	return u.startSession(w, r, token), true
+}
+
+// startSession sets a new session cookie: HttpOnly (no script reads it), SameSite=Strict (no
+// other site's request carries it), Secure when the page is served over TLS.
+func (u *UI) startSession(w http.ResponseWriter, r *http.Request, token string) session {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	nonce := hex.EncodeToString(b)
+	value := nonce + "."
+	if token != "" {
+		value += mac(token, "session:"+nonce)
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: value, Path: Prefix, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	return newSession(token, nonce)
+}
+
+// askToken shows the login form (401): no data without the token.
+func (u *UI) askToken(w http.ResponseWriter, r *http.Request, problem string) {
+	next := r.URL.RequestURI()
+	switch {
+	case r.URL.Path == Prefix+"login":
+		next = localPath(r.PostFormValue("next"))
+	case r.Method != http.MethodGet:
+		next = Prefix
+	}
+	if r.URL.Path == Prefix+"events" {
+		http.Error(w, "log in first", http.StatusUnauthorized)
+		return
+	}
+	u.render(w, http.StatusUnauthorized, "login.html", page{Title: "Log in", Error: problem, Data: next})
+}
+
+// login takes the token from the login form, compared in constant time.
+func (u *UI) login(w http.ResponseWriter, r *http.Request) {
+	token := u.opt.Token()
+	if r.Method != http.MethodPost || token == "" {
+		http.Redirect(w, r, Prefix, http.StatusSeeOther)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	given := strings.TrimSpace(r.PostFormValue("token"))
+	if subtle.ConstantTimeCompare([]byte(given), []byte(token)) != 1 {
+		u.askToken(w, r, "That is not the server's token.")
+		return
+	}
+	u.startSession(w, r, token)
+	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
+}
+
+// localPath keeps a redirect on the page: a path under Prefix, never another site's address.
+func localPath(next string) string {
+	p, err := url.Parse(next)
+	if err != nil || p.Scheme != "" || p.Host != "" || !strings.HasPrefix(p.Path, Prefix) || strings.HasPrefix(next, "//") {
+		return Prefix
+	}
+	return p.RequestURI()
+}
+
+func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: Prefix, MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, Prefix, http.StatusSeeOther)
+}
