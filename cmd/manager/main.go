@@ -133,12 +133,12 @@ func parseOptions(args []string, getenv func(string) string, output io.Writer) (
 
 // parseNamespaces reads --watch-namespaces: names of namespaces, each once.
 func parseNamespaces(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil // every namespace
+	}
 	var namespaces []string
 	for _, ns := range strings.Split(v, ",") {
 		ns = strings.TrimSpace(ns)
-		if ns == "" && v == "" {
-			break
-		}
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 			return nil, fmt.Errorf("namespace %q: %s", ns, strings.Join(errs, "; "))
 		}

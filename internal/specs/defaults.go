@@ -2,6 +2,7 @@ package specs
 
 import (
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
@@ -31,12 +32,14 @@ type Defaults struct {
 	SecurityContext    *corev1.SecurityContext    `json:"securityContext,omitempty"`
 }
 
-// Apply returns sts with d's value in each spec field sts leaves empty; sts is left alone. The
-// resource wins field by field: resources, nodeSelector, tolerations, affinity and spread
-// constraints as a whole (half of the resource's and half of the default's could describe a pod
-// that neither meant, such as a request above a limit); podLabels, podAnnotations and the
-// Service's annotations key by key. The Service's type applies to a resource whose type is
-// ClusterIP: the API server writes ClusterIP into every resource that names none.
+// Apply returns sts with a copy of d's value in each spec field sts leaves empty; sts and d are
+// left alone (the client decodes the API server's answer into a written object's fields, and
+// several reconciles run at once). The resource
+// wins field by field: resources, nodeSelector, tolerations, affinity and spread constraints as a
+// whole (half of the resource's and half of the default's could describe a pod that neither
+// meant, such as a request above a limit); podLabels, podAnnotations and the Service's
+// annotations key by key. The Service's type applies to a resource whose type is ClusterIP: the
+// API server writes ClusterIP into every resource that names none.
 func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.SimpleTableServer {
 	if d == nil {
 		return sts
@@ -47,7 +50,7 @@ func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.Simple
 		s.ImagePullPolicy = d.ImagePullPolicy
 	}
 	if len(s.ImagePullSecrets) == 0 {
-		s.ImagePullSecrets = d.ImagePullSecrets
+		s.ImagePullSecrets = slices.Clone(d.ImagePullSecrets)
 	}
 	if d.Resources != nil && len(s.Resources.Requests) == 0 && len(s.Resources.Limits) == 0 && len(s.Resources.Claims) == 0 {
 		s.Resources = *d.Resources.DeepCopy()
@@ -56,7 +59,7 @@ func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.Simple
 		s.NodeSelector = maps.Clone(d.NodeSelector)
 	}
 	if len(s.Tolerations) == 0 {
-		s.Tolerations = d.Tolerations
+		s.Tolerations = deepCopied(d.Tolerations)
 	}
 	if s.Affinity == nil {
 		s.Affinity = d.Affinity.DeepCopy()
@@ -65,7 +68,7 @@ func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.Simple
 		s.PriorityClassName = d.PriorityClassName
 	}
 	if len(s.TopologySpreadConstraints) == 0 {
-		s.TopologySpreadConstraints = d.TopologySpreadConstraints
+		s.TopologySpreadConstraints = deepCopied(d.TopologySpreadConstraints)
 	}
 	s.PodLabels = mergedUnlessEmpty(d.PodLabels, s.PodLabels)
 	s.PodAnnotations = mergedUnlessEmpty(d.PodAnnotations, s.PodAnnotations)
@@ -73,6 +76,21 @@ func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.Simple
 		s.Service.Type = d.Service.Type
 	}
 	s.Service.Annotations = mergedUnlessEmpty(d.Service.Annotations, s.Service.Annotations)
+	return out
+}
+
+// deepCopied is a deep copy of in, nil for nil.
+func deepCopied[T any, P interface {
+	*T
+	DeepCopy() *T
+}](in []T) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i := range in {
+		out[i] = *P(&in[i]).DeepCopy()
+	}
 	return out
 }
 

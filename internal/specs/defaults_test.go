@@ -1,6 +1,7 @@
 package specs
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -148,5 +149,29 @@ func TestNoDefaultsChangeNothing(t *testing.T) {
 	}
 	if a, b := Deployment((&Defaults{}).Apply(sts), specstest.Image, &Defaults{}), Deployment(sts, specstest.Image, nil); !reflect.DeepEqual(a, b) {
 		t.Errorf("empty defaults changed the Deployment:\n%+v\n%+v", a.Spec.Template.Spec, b.Spec.Template.Spec)
+	}
+}
+
+// The client decodes the API server's answer into a written object, and reconciles run at once:
+// a built object must share nothing with the defaults.
+func TestBuiltObjectsShareNothingWithTheDefaults(t *testing.T) {
+	mine := &Defaults{}
+	*mine = *defaults
+	before, err := json.Marshal(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Deployment(mine.Apply(specstest.New("a")), specstest.Image, mine)
+	pod := &d.Spec.Template.Spec
+	pod.NodeSelector["pool"] = "other"
+	pod.Tolerations[0].Key = "other"
+	pod.TopologySpreadConstraints[0].MaxSkew = 9
+	pod.Affinity.NodeAffinity = nil
+	pod.ImagePullSecrets[0].Name = "other"
+	pod.SecurityContext.RunAsNonRoot = ptr.To(false)
+	pod.Containers[0].SecurityContext.ReadOnlyRootFilesystem = ptr.To(false)
+	pod.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Ki")
+	if after, _ := json.Marshal(mine); string(after) != string(before) {
+		t.Errorf("writing into a built Deployment changed the defaults:\n%s\nwas\n%s", after, before)
 	}
 }

@@ -90,7 +90,7 @@ func ownedLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
 // table server's image, what the pods run: the operator's own version would change on every
 // operator upgrade, and the image is pinned until the resource asks for another.
 func descriptiveLabels(image string) map[string]string {
-	return map[string]string{componentLabel: "table-server", partOfLabel: ManagedByValue, versionLabel: ImageVersion(image)}
+	return map[string]string{componentLabel: "table-server", partOfLabel: ManagedByValue, versionLabel: imageVersion(image)}
 }
 
 // ObjectLabels are the labels of every object built for sts's table server running image.
@@ -98,9 +98,9 @@ func ObjectLabels(sts *stsv1alpha1.SimpleTableServer, image string) map[string]s
 	return Merged(ownedLabels(sts), descriptiveLabels(image))
 }
 
-// ImageVersion is the version an image reference names, as a label value: its tag; the first 12
+// imageVersion is the version an image reference names, as a label value: its tag; the first 12
 // digits of its digest when it has no tag; "latest" when it names neither, as a pull would.
-func ImageVersion(image string) string {
+func imageVersion(image string) string {
 	ref, digest, pinned := strings.Cut(image, "@")
 	version := "latest"
 	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {

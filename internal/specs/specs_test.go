@@ -196,11 +196,11 @@ func TestImageVersion(t *testing.T) {
 		"sts@sha256:0123456789abcdef0123456789abcdef": "0123456789ab",
 		"sts:" + strings.Repeat("v", 62) + "._x":      strings.Repeat("v", 62),
 	} {
-		if got := ImageVersion(image); got != want {
-			t.Errorf("ImageVersion(%q) = %q, want %q", image, got, want)
+		if got := imageVersion(image); got != want {
+			t.Errorf("imageVersion(%q) = %q, want %q", image, got, want)
 		}
-		if errs := validation.IsValidLabelValue(ImageVersion(image)); len(errs) > 0 {
-			t.Errorf("ImageVersion(%q) is no label value: %v", image, errs)
+		if errs := validation.IsValidLabelValue(imageVersion(image)); len(errs) > 0 {
+			t.Errorf("imageVersion(%q) is no label value: %v", image, errs)
 		}
 	}
 }
