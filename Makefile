@@ -111,6 +111,10 @@ bench: envtest ## Run the benchmarks (the operator's at 200 resources on envtest
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go test -run '^$$' -bench . -benchtime 1x ./controllers
 
+.PHONY: screenshots
+screenshots: ## Take the README's pictures of the web page (docs/ui/overview.png, docs/ui/list.png) in headless Chromium during a short drain.
+	STS_SCREENSHOTS_DIR=$(CURDIR)/docs/ui go test -count=1 -run '^TestScreenshots$$' ./internal/sts/webui/
+
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the API's deepcopy functions (builds controller-gen from the Go module proxy the first time).
 	$(CONTROLLER_GEN) object paths=./api/...

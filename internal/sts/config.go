@@ -73,6 +73,9 @@ type Config struct {
 	MetricsAuth bool
 	// NoWebUI turns the web page at /ui/ off (its paths are then unknown commands).
 	NoWebUI bool
+	// PageInterval is how often the web page samples the lists while someone watches (1 s when
+	// zero); tests shorten it.
+	PageInterval time.Duration
 	// Durability says what a change survives, for the web page's facts ("none" when empty).
 	Durability string
 	// MetricsMaxLists is the most lists that get a series of their own in sts_list_lines.

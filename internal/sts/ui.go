@@ -86,6 +86,7 @@ func (s *Server) newPage() *webui.UI {
 	return webui.New(webui.Options{
 		Store: s.store, Protocol: pageProtocol{s}, Token: func() string { return *s.authToken.Load() },
 		Facts: s.pageFacts, Charset: s.charset.read, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
+		Interval: s.cfg.PageInterval,
 	})
 }
 

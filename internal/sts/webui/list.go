@@ -100,6 +100,9 @@ func listPath(name string) string { return Prefix + "lists/" + url.PathEscape(na
 func (u *UI) showList(w http.ResponseWriter, r *http.Request, sess session, name string, status int, message, problem string) {
 	q := r.URL.Query()
 	offset, _ := strconv.Atoi(q.Get("offset"))
+	if at, err := strconv.Atoi(q.Get("at")); err == nil {
+		offset = at - 1 // the "go to line" form counts from 1, as the page shows lines
+	}
 	offset = max(offset, 0)
 	lines, length, err := u.opt.Store.Page(r.Context(), name, offset, pageSize)
 	if errors.Is(err, store.ErrNotLoaded) {

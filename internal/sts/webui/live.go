@@ -31,8 +31,8 @@ type row struct {
 	Length int
 	Leased int
 	// Rate and RateMinute are the lines a second the list gained (negative: lost) over the last
-	// ten seconds and the last minute, from its successive lengths; NaN-free: valid says whether
-	// there is history enough.
+	// ten seconds and the last minute (10 and 60 ticks), from its successive lengths; HasRate and
+	// HasRateMinute say whether there is history enough.
 	Rate, RateMinute float64
 	HasRate          bool
 	HasRateMinute    bool
@@ -219,8 +219,9 @@ func (h *hub) row(l store.ListInfo, ring []int, now time.Time) row {
 		}
 		return 0, false
 	}
-	r.Rate, r.HasRate = rate(10 * time.Second)
-	r.RateMinute, r.HasRateMinute = rate(time.Minute)
+	// The windows are counted in ticks: ten seconds and a minute at the default tick.
+	r.Rate, r.HasRate = rate(10 * h.interval)
+	r.RateMinute, r.HasRateMinute = rate(60 * h.interval)
 	drain, ok := r.RateMinute, r.HasRateMinute
 	if !ok {
 		drain, ok = r.Rate, r.HasRate

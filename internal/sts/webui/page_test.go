@@ -64,6 +64,8 @@ func TestListPageBrowsesSearchesAndAdds(t *testing.T) {
 			if got := text(t, tab, "#page-lines tr td"); got != lines[100] {
 				t.Fatalf("position 101 shows %q", got)
 			}
+			do(t, tab, "go to line 245", chromedp.SetValue(chromedp.CSS("#at"), "245"), chromedp.Submit(chromedp.CSS("#at")))
+			waitFor(t, tab, "lines 245-250", `document.querySelector("#page-lines tr th")?.innerText === "245" && document.querySelectorAll("#page-lines tr").length === 6`)
 			if got := s.lines(t, "data.csv"); !slices.Equal(got, lines) {
 				t.Fatal("browsing changed the list")
 			}
