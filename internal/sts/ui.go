@@ -87,6 +87,9 @@ func (s *Server) newPage() *webui.UI {
 		Store: s.store, Protocol: pageProtocol{s}, Token: func() string { return *s.authToken.Load() },
 		Facts: s.pageFacts, Charset: s.charset.read, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 		Interval: s.cfg.PageInterval,
+		Answered: func() (float64, float64) {
+			return s.metrics.Answered(cmdRead, cmdReadMulti, cmdFind), s.metrics.Answered(cmdAdd, cmdLoad)
+		},
 	})
 }
 

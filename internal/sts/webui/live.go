@@ -23,6 +23,14 @@ type snapshot struct {
 	rows  []row
 	err   string
 	times []time.Time // the history's points, oldest first
+	// reads and adds are this server's commands a second over the last ten ticks (-1: not yet).
+	reads, adds float64
+}
+
+// answeredAt is the count of reads and adds at one tick.
+type answeredAt struct {
+	at          time.Time
+	reads, adds float64
 }
 
 // row is one list on the overview.
@@ -46,6 +54,7 @@ type row struct {
 // watcher the same snapshot: ten browsers cost one Lists a second, not ten.
 type hub struct {
 	st       store.Store
+	answered func() (reads, adds float64)
 	interval time.Duration
 	log      *slog.Logger
 
@@ -58,10 +67,11 @@ type hub struct {
 	times    []time.Time      // ring of the points' times
 	next     int              // where the next point goes in the rings
 	ticks    int
+	counts   []answeredAt // the last ten ticks' counts, oldest first
 }
 
-func newHub(st store.Store, interval time.Duration, log *slog.Logger) *hub {
-	return &hub{st: st, interval: interval, log: log, watchers: map[chan *snapshot]struct{}{},
+func newHub(st store.Store, answered func() (float64, float64), interval time.Duration, log *slog.Logger) *hub {
+	return &hub{st: st, answered: answered, interval: interval, log: log, watchers: map[chan *snapshot]struct{}{},
 		history: map[string][]int{}, times: make([]time.Time, historyPoints)}
 }
 
@@ -157,7 +167,7 @@ func (h *hub) sample(ctx context.Context) *snapshot {
 	defer h.mu.Unlock()
 	if err != nil {
 		h.log.Warn("The web page could not read the lists", "error", err)
-		snap := &snapshot{at: now, err: "The lists could not be read: " + err.Error()}
+		snap := &snapshot{at: now, err: "The lists could not be read: " + err.Error(), reads: -1, adds: -1}
 		if h.last != nil {
 			snap.rows, snap.times = h.last.rows, h.last.times
 		}
@@ -187,6 +197,7 @@ func (h *hub) sample(ctx context.Context) *snapshot {
 		h.next = (h.next + 1) % historyPoints
 	}
 	snap := &snapshot{at: now, rows: make([]row, len(lists))}
+	snap.reads, snap.adds = h.throughput(now)
 	for i, l := range lists {
 		snap.rows[i] = h.row(l, rings[i], now)
 	}
@@ -230,4 +241,23 @@ func (h *hub) row(l store.ListInfo, ring []int, now time.Time) row {
 		r.Empty = time.Duration(float64(l.Length) / -drain * float64(time.Second))
 	}
 	return r
+}
+
+// throughput records this tick's counts of reads and adds and returns them a second since the
+// oldest of the last ten ticks, -1 before there are two.
+func (h *hub) throughput(now time.Time) (reads, adds float64) {
+	if h.answered == nil {
+		return -1, -1
+	}
+	r, a := h.answered()
+	h.counts = append(h.counts, answeredAt{now, r, a})
+	if len(h.counts) > 10 {
+		h.counts = h.counts[len(h.counts)-10:]
+	}
+	first := h.counts[0]
+	elapsed := now.Sub(first.at).Seconds()
+	if len(h.counts) < 2 || elapsed <= 0 {
+		return -1, -1
+	}
+	return (r - first.reads) / elapsed, (a - first.adds) / elapsed
 }

@@ -127,7 +127,8 @@ func (u *UI) view(snap *snapshot, q viewQuery) view {
 			Rate: formatRate(r.Rate, r.HasRate), RateMinute: formatRate(r.RateMinute, r.HasRateMinute),
 			Empty: formatEmpty(r.Empty), Draining: r.Empty >= 0, Spark: sparkline(r.History)})
 	}
-	v.Facts = append(u.opt.Facts(), Fact{"uptime", time.Since(u.started).Round(time.Second).String()})
+	v.Facts = append(u.opt.Facts(), Fact{"uptime", time.Since(u.started).Round(time.Second).String()},
+		Fact{"reads/s (this server)", formatCount(snap.reads)}, Fact{"adds/s (this server)", formatCount(snap.adds)})
 	for _, s := range []struct{ key, label string }{{"name", "List"}, {"length", "Lines"}, {"leased", "Leased"}, {"rate", "Lines/s (10 s)"}, {"empty", "Empty in"}} {
 		v.Sorts = append(v.Sorts, sortLink{Key: s.key, Label: s.label, Active: q.Sort == s.key, Desc: q.Sort == s.key && q.Desc})
 	}
@@ -146,6 +147,14 @@ func formatRate(rate float64, known bool) string {
 	return fmt.Sprintf("%+.1f", rate)
 }
 
+// formatCount writes commands a second, "…" while unknown.
+func formatCount(perSecond float64) string {
+	if perSecond < 0 {
+		return "…"
+	}
+	return fmt.Sprintf("%.0f", perSecond)
+}
+
 func formatEmpty(d time.Duration) string {
 	switch {
 	case d < 0:
@@ -159,27 +168,40 @@ func formatEmpty(d time.Duration) string {
 }
 
 // sparkline returns the points of a polyline of the history in a historyPoints × 20 box, scaled
-// to the history's own range; the points before the list existed are left out.
+// to the history's own range, and stretched over the points the list has (since it exists, or
+// since the page was first opened), so that the trend reads at once.
 func sparkline(history []int) string {
-	lo, hi := math.MaxInt, -1
-	for _, n := range history {
-		if n >= 0 {
-			lo, hi = min(lo, n), max(hi, n)
+	lo, hi, first := math.MaxInt, -1, -1
+	for i, n := range history {
+		if n < 0 {
+			continue
 		}
+		if first < 0 {
+			first = i
+		}
+		lo, hi = min(lo, n), max(hi, n)
 	}
 	if hi < 0 {
 		return ""
 	}
+	span := float64(len(history) - 1 - first)
 	var b strings.Builder
-	for x, n := range history {
+	for i, n := range history[first:] {
 		if n < 0 {
 			continue
+		}
+		x := float64(len(history) - 1)
+		if span > 0 {
+			x = float64(i) * x / span
 		}
 		y := 10.0
 		if hi > lo {
 			y = 19 - 18*float64(n-lo)/float64(hi-lo)
 		}
-		fmt.Fprintf(&b, "%d,%.1f ", x, y)
+		if span == 0 { // one point: a flat line across
+			fmt.Fprintf(&b, "0,%.1f ", y)
+		}
+		fmt.Fprintf(&b, "%.1f,%.1f ", x, y)
 	}
 	return strings.TrimSpace(b.String())
 }
