@@ -2,6 +2,7 @@ package webui_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -32,4 +33,21 @@ func TestDarkModeAndKeyboard(t *testing.T) {
 	waitFor(t, tab, "rows by length", `[...document.querySelectorAll("#rows tr")].map(r => r.dataset.name).join() === "short,long"`)
 	do(t, tab, "again: descending", chromedp.KeyEvent("\r"))
 	waitFor(t, tab, "rows by length, descending", `[...document.querySelectorAll("#rows tr")].map(r => r.dataset.name).join() === "long,short"`)
+}
+
+// 10 000 lists stay usable: the overview sends and shows a page of 100, pages on, and the filter
+// finds one list among them.
+func TestOverviewOfTenThousandLists(t *testing.T) {
+	lists := make(map[string][]string, 10_000)
+	for i := range 10_000 {
+		lists[fmt.Sprintf("list-%05d", i)] = []string{"a"}
+	}
+	s := startSite(t, "memory", lists)
+	tab := newTab(t)
+	do(t, tab, "open the overview", chromedp.Navigate(s.url+"/ui/"))
+	waitFor(t, tab, "the first page", `document.getElementById("count").innerText === "10000 of 10000 lists" && document.querySelectorAll("#rows tr").length === 100`)
+	click(t, tab, "#next")
+	waitFor(t, tab, "the second page", `document.getElementById("pageinfo").innerText === "page 2 of 100" && document.querySelector("#rows tr").dataset.name === "list-00100"`)
+	do(t, tab, "filter", chromedp.SendKeys(chromedp.CSS("#filter"), "list-09876"))
+	waitFor(t, tab, "one list", `document.getElementById("count").innerText === "1 of 10000 lists" && document.querySelector("#rows tr").dataset.name === "list-09876"`)
 }
