@@ -71,8 +71,9 @@ type search struct {
 	Problem  string
 }
 
-// listRoute serves /ui/lists/<name>, the name path-escaped.
-func (u *UI) listRoute(w http.ResponseWriter, r *http.Request, sess session, _ string) {
+// listRoute serves /ui/lists/<name>, the name path-escaped: read from the escaped path, since a
+// list's name may hold a slash.
+func (u *UI) listRoute(w http.ResponseWriter, r *http.Request, sess session) {
 	name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), Prefix+"lists/"))
 	if err != nil {
 		u.notFound(w, r, sess, "That is not a list's address.")

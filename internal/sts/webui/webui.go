@@ -150,15 +150,18 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/logout" && r.Method == http.MethodPost:
 		u.logout(w, r)
 	case strings.HasPrefix(path, "/lists/"):
-		u.listRoute(w, r, sess, strings.TrimPrefix(path, "/lists/"))
+		u.listRoute(w, r, sess)
 	default:
 		u.notFound(w, r, sess, "There is no such page.")
 	}
 }
 
+// assets are the files the page loads: its script and its style sheet.
+var assets = map[string]bool{"assets/app.js": true, "assets/style.css": true}
+
 // serveAsset serves the embedded script and style sheet.
 func (u *UI) serveAsset(w http.ResponseWriter, r *http.Request, name string) {
-	if strings.Contains(name, "..") {
+	if !assets[name] {
 		http.NotFound(w, r)
 		return
 	}
