@@ -119,6 +119,7 @@ func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now meta
 	status := *sts.Status.DeepCopy()
 	status.ObservedGeneration = sts.Generation
 	status.Endpoint = specs.Endpoint(sts)
+	status.UIPath = protocol.UIPath
 	status.Selector = labels.SelectorFromSet(specs.SelectorLabels(sts)).String()
 	if d := obs.deployment; d != nil {
 		status.Image = specs.RunningImage(d)

@@ -291,8 +291,8 @@ func TestComputeStatusConditions(t *testing.T) {
 					t.Errorf("%s: observedGeneration %d, message %q", typ, c.ObservedGeneration, c.Message)
 				}
 			}
-			if st := sts.Status; st.ObservedGeneration != 3 || st.Endpoint != "http://a.default.svc:9191" {
-				t.Errorf("observedGeneration %d endpoint %q", st.ObservedGeneration, st.Endpoint)
+			if st := sts.Status; st.ObservedGeneration != 3 || st.Endpoint != "http://a.default.svc:9191" || st.UIPath != "/ui/" {
+				t.Errorf("observedGeneration %d endpoint %q uiPath %q", st.ObservedGeneration, st.Endpoint, st.UIPath)
 			}
 			if res := computeKstatus(t, sts); res.Status != tc.wantKstatus {
 				t.Errorf("kstatus = %s (%s), want %s", res.Status, res.Message, tc.wantKstatus)

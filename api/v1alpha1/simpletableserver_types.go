@@ -720,6 +720,11 @@ type SimpleTableServerStatus struct {
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 
+	// uiPath is the path of the table server's web page under endpoint: <endpoint><uiPath>, or
+	// from outside the cluster through kubectl port-forward to the Service.
+	// +optional
+	UIPath string `json:"uiPath,omitempty"`
+
 	// image is the table server image the Deployment runs.
 	// +optional
 	Image string `json:"image,omitempty"`

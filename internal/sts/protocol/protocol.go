@@ -136,3 +136,7 @@ const (
 	// 400, and nothing is loaded.
 	ReasonInvalidBody = "invalid_body"
 )
+
+// UIPath is where a table server serves its web page (the operator shows it in a resource's
+// status).
+const UIPath = "/ui/"

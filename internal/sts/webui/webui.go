@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
 // Prefix is the path under which the page is served.
-const Prefix = "/ui/"
+const Prefix = protocol.UIPath
 
 // StopList is the list that is the STOP flag: raised while it holds a line. Injectors look at it
 // with LENGTH (or a READ with KEEP=TRUE) and end their run when it is raised.
