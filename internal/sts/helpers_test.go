@@ -20,6 +20,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
@@ -102,17 +103,7 @@ func newTestServer(t testing.TB, cfg Config) *testServer {
 		if cfg.Limits.MaxTotalBytes > 0 {
 			t.Skip("memory backend only: --max-total-bytes is Redis' maxmemory on Redis")
 		}
-		client, err := redisstore.Connection{URL: redistest.Start(t).URL()}.Client()
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "sts:", Limits: cfg.Limits})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close() })
-		waitUp(t, st)
-		ts.store = st
+		ts.store = redisstoretest.Open(t, redistest.Start(t).URL(), redisstore.Options{Limits: cfg.Limits})
 	default:
 		t.Fatalf("STS_TEST_BACKEND=%q: want memory or redis", backend)
 	}
@@ -122,12 +113,6 @@ func newTestServer(t testing.TB, cfg Config) *testServer {
 	}
 	ts.srv = srv
 	return ts
-}
-
-// waitUp waits for a shared backend's first health check, as cmd/sts does before it loads.
-func waitUp(t testing.TB, h store.Health) {
-	t.Helper()
-	testutil.Until(t, 10*time.Second, 5*time.Millisecond, "the backend up", h.Up)
 }
 
 // listen serves ts on a loopback port until the end of the test.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
 )
 
@@ -46,16 +47,7 @@ func startRedisRig(b *testing.B) *redisRig {
 // (key prefix "sts:", the backend metrics hooked): every server of a rig shares the lists.
 func (r *redisRig) server(b *testing.B) *testServer {
 	b.Helper()
-	client, err := redisstore.Connection{URL: r.redis.URL()}.Client()
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "sts:"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	waitUp(b, st)
+	st := redisstoretest.Open(b, r.redis.URL(), redisstore.Options{})
 	cfg := testConfig(b)
 	log := &syncbuf.Buffer{}
 	srv, err := NewServer(cfg, st, slog.New(slog.NewTextHandler(log, nil)))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
 	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
@@ -22,18 +23,9 @@ import (
 // --redis-url.
 func startOnRedis(t *testing.T, url string, cfg Config) *testServer {
 	t.Helper()
-	client, err := redisstore.Connection{URL: url}.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &syncbuf.Buffer{}
 	logger := slog.New(slog.NewTextHandler(log, nil))
-	st, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "sts:", HealthInterval: 50 * time.Millisecond, Log: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	waitUp(t, st)
+	st := redisstoretest.Open(t, url, redisstore.Options{HealthInterval: 50 * time.Millisecond, Log: logger})
 	server, err := NewServer(cfg, st, logger)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
-	"github.com/sts-operator/sts-operator/internal/testutil"
+	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
 )
 
 // The browser tests drive Debian's Chromium, headless, through chromedp: one browser for the
@@ -111,17 +111,7 @@ func startSite(t testing.TB, backend string, lists map[string][]string, configur
 	case "memory":
 		st = memory.New(memory.WithLimits(cfg.Limits))
 	case "redis":
-		client, err := redisstore.Connection{URL: redistest.Start(t).URL()}.Client()
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs, err := redisstore.New(redisstore.Options{Client: client, KeyPrefix: "sts:", Limits: cfg.Limits})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = rs.Close() })
-		testutil.Until(t, 10*time.Second, 5*time.Millisecond, "Redis up", rs.Up)
-		st = rs
+		st = redisstoretest.Open(t, redistest.Start(t).URL(), redisstore.Options{Limits: cfg.Limits})
 	}
 	for name, lines := range lists {
 		// Replace owns the slice it is given: the test keeps its own.
