@@ -70,9 +70,9 @@ type view struct {
 	Points int        `json:"-"`
 }
 
+// stopFlag is the STOP flag's state: raised while the list StopList holds a line.
 type stopFlag struct {
 	Raised bool `json:"raised"`
-	Lines  int  `json:"lines"`
 }
 
 // viewRow is a row as shown: numbers already written out, so that the template and the script
@@ -102,7 +102,7 @@ func (u *UI) view(snap *snapshot, q viewQuery) view {
 	for i := range snap.rows {
 		r := &snap.rows[i]
 		if r.Name == StopList {
-			v.Stop = stopFlag{Raised: r.Length > 0, Lines: r.Length}
+			v.Stop = stopFlag{Raised: r.Length > 0}
 		}
 		if filter == "" || strings.Contains(strings.ToLower(r.Name), filter) {
 			matched = append(matched, r)
