@@ -1,9 +1,12 @@
 package sts
 
 import (
+	"bufio"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/version"
 )
@@ -36,5 +39,31 @@ func TestIndexPage(t *testing.T) {
 	}
 	if body := off.do(t, http.MethodGet, "/ui/", "", "").body; body != koBody("unknown command !") {
 		t.Errorf("/ui/ with the page off: %q", body)
+	}
+}
+
+// A graceful stop ends the web page's live streams at once: a browser left open on the overview
+// must not hold the shutdown until its timeout.
+func TestDrainEndsTheWebPageStreams(t *testing.T) {
+	ts := startServer(t)
+	resp, err := http.Get(ts.base + "/ui/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first, err := bufio.NewReader(resp.Body).ReadString('\n')
+	if err != nil || first != "event: view\n" || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("the stream began with %q, %v (%s)", first, err, resp.Header.Get("Content-Type"))
+	}
+	ts.srv.Drain()
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		ended <- err
+	}()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stream outlived Drain")
 	}
 }
