@@ -55,6 +55,7 @@ type row struct {
 type hub struct {
 	st       store.Store
 	answered func() (reads, adds float64)
+	now      func() time.Time // the samples' clock
 	interval time.Duration
 	log      *slog.Logger
 
@@ -71,7 +72,7 @@ type hub struct {
 }
 
 func newHub(st store.Store, answered func() (float64, float64), interval time.Duration, log *slog.Logger) *hub {
-	return &hub{st: st, answered: answered, interval: interval, log: log, watchers: map[chan *snapshot]struct{}{},
+	return &hub{st: st, answered: answered, interval: interval, log: log, now: time.Now, watchers: map[chan *snapshot]struct{}{},
 		history: map[string][]int{}, times: make([]time.Time, historyPoints)}
 }
 
@@ -162,7 +163,7 @@ func (h *hub) current(ctx context.Context) *snapshot {
 // sample reads every list's length once and computes the rows.
 func (h *hub) sample(ctx context.Context) *snapshot {
 	lists, err := h.st.Lists(ctx)
-	now := time.Now()
+	now := h.now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil {

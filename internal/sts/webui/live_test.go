@@ -1,0 +1,61 @@
+package webui
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	"github.com/sts-operator/sts-operator/internal/testutil"
+)
+
+// The overview's rates and time to empty come from the lengths sampled once a tick: a list read
+// 10 lines a second shows -10/s over 10 s and over a minute, and empties in length/10 seconds; a
+// list read and refilled at the same pace shows 0 and never empties.
+func TestRatesAndTimeToEmpty(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	for name, n := range map[string]int{"drained": 2000, "steady": 50} {
+		if err := st.Replace(ctx, name, testutil.Numbered(name, n), ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	h := newHub(st, nil, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.now = func() time.Time { return clock }
+	var snap *snapshot
+	for tick := range 70 {
+		if tick > 0 {
+			if _, err := st.Read(ctx, "drained", store.First, 10, false, 0); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.Read(ctx, "steady", store.First, 1, true, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		snap = h.sample(ctx)
+		if tick == 5 && snap.rows[0].HasRateMinute {
+			t.Fatal("a rate over a minute after 5 seconds")
+		}
+		clock = clock.Add(time.Second)
+	}
+	drained, steady := snap.rows[0], snap.rows[1]
+	if drained.Name != "drained" || drained.Length != 2000-690 {
+		t.Fatalf("row %+v", drained)
+	}
+	for _, rate := range []float64{drained.Rate, drained.RateMinute} {
+		if math.Abs(rate+10) > 0.01 {
+			t.Errorf("drained at %v lines/s, want -10", rate)
+		}
+	}
+	if want := 131 * time.Second; drained.Empty != want {
+		t.Errorf("drained empties in %v, want %v", drained.Empty, want)
+	}
+	if steady.Rate != 0 || steady.RateMinute != 0 || steady.Empty != -1 || !steady.HasRateMinute {
+		t.Errorf("steady row %+v", steady)
+	}
+}
