@@ -42,6 +42,7 @@ type Server struct {
 	stopOnce     sync.Once
 	handler      http.Handler
 	page         *webui.UI // nil with Config.NoWebUI
+	activity     activity  // the reads and adds of each list, for the page
 }
 
 // The phases of a server's life. /readyz answers 200 only while serving. Commands run while
@@ -183,6 +184,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		command, ok = s.send(w, req, s.dispatch(req, command))
 	}
 	s.metrics.ObserveCommand(metricName(command), ok, time.Since(start))
+	s.activity.count(command, req.list, ok)
 	if command == cmdStop && ok {
 		s.requestStop()
 	}

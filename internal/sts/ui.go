@@ -29,6 +29,7 @@ func (p pageProtocol) Run(ctx context.Context, command string, params map[string
 		start := time.Now()
 		rep = s.dispatch(req, command)
 		s.metrics.ObserveCommand(metricName(rep.command), rep.fail == nil, time.Since(start))
+		s.activity.count(rep.command, req.list, rep.fail == nil)
 	}
 	if rep.fail != nil {
 		return webui.Outcome{Status: rep.fail.status, Text: rep.fail.message}
@@ -87,9 +88,7 @@ func (s *Server) newPage() *webui.UI {
 		Store: s.store, Protocol: pageProtocol{s}, Token: func() string { return *s.authToken.Load() },
 		Facts: s.pageFacts, Charset: s.charset.read, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 		Interval: s.cfg.PageInterval,
-		Answered: func() (float64, float64) {
-			return s.metrics.Answered(cmdRead, cmdReadMulti, cmdFind), s.metrics.Answered(cmdAdd, cmdLoad)
-		},
+		Activity: s.activity.of,
 	})
 }
 

@@ -67,3 +67,23 @@ func TestDrainEndsTheWebPageStreams(t *testing.T) {
 		t.Fatal("the stream outlived Drain")
 	}
 }
+
+// The web page's reads and adds a second come from the server's counts per list: the reads
+// (READ, READMULTI, FIND) and adds (ADD, LOAD) answered OK, through the protocol or the page.
+func TestActivityCountsEachListsReadsAndAdds(t *testing.T) {
+	ts := startServer(t)
+	ts.loadList(t, "a.txt", "1", "2", "3", "4")
+	for _, target := range []string{
+		"/sts/READ?FILENAME=a.txt", "/sts/READ?FILENAME=a.txt&KEEP=FALSE", "/sts/READMULTI?FILENAME=a.txt&NB_LINES=2",
+		"/sts/FIND?FILENAME=a.txt&LINE=3", "/sts/ADD?FILENAME=b.txt&LINE=x", "/sts/ADD?FILENAME=b.txt&LINE=y",
+		"/sts/READ?FILENAME=none.txt", "/sts/FIND?FILENAME=a.txt&LINE=nothing", "/sts/LENGTH?FILENAME=a.txt",
+	} {
+		ts.get(t, target)
+	}
+	pageProtocol{ts.srv}.Run(t.Context(), cmdAdd, map[string]string{"FILENAME": "b.txt", "LINE": "z"}, nil)
+	for list, want := range map[string][2]int64{"a.txt": {4, 0}, "b.txt": {0, 3}, "none.txt": {0, 0}} {
+		if reads, adds := ts.srv.activity.of(list); reads != want[0] || adds != want[1] {
+			t.Errorf("%s: %d reads and %d adds counted, want %v", list, reads, adds, want)
+		}
+	}
+}

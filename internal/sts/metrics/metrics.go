@@ -29,14 +29,12 @@ package metrics
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/version"
@@ -99,29 +97,6 @@ func (m *Metrics) ObserveCommand(command string, ok bool, d time.Duration) {
 	}
 	m.commands.WithLabelValues(command, result).Inc()
 	m.durations.WithLabelValues(command).Observe(d.Seconds())
-}
-
-// Answered returns how many of the commands this server has answered, OK or KO: the web page
-// turns it into commands a second. It reads the series there are, creating none.
-func (m *Metrics) Answered(commands ...string) float64 {
-	series := make(chan prometheus.Metric, 16)
-	go func() {
-		m.commands.Collect(series)
-		close(series)
-	}()
-	var sum float64
-	for metric := range series {
-		var v dto.Metric
-		if metric.Write(&v) != nil {
-			continue
-		}
-		for _, l := range v.GetLabel() {
-			if l.GetName() == "command" && slices.Contains(commands, l.GetValue()) {
-				sum += v.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
 }
 
 // ObserveBackend records one request to the shared backend.

@@ -23,14 +23,14 @@ type snapshot struct {
 	rows  []row
 	err   string
 	times []time.Time // the history's points, oldest first
-	// reads and adds are this server's commands a second over the last ten ticks (-1: not yet).
+	// reads and adds are this server's, every list's together, a second (-1: not yet).
 	reads, adds float64
 }
 
-// answeredAt is the count of reads and adds at one tick.
+// answeredAt is a list's count of reads and adds at one tick.
 type answeredAt struct {
 	at          time.Time
-	reads, adds float64
+	reads, adds int64
 }
 
 // row is one list on the overview.
@@ -46,15 +46,18 @@ type row struct {
 	HasRateMinute    bool
 	// Empty is the time to empty at the minute's rate (the ten seconds' until a minute has
 	// passed), -1 when the list is not draining.
-	Empty   time.Duration
-	History []int // lengths at the history's points, -1 before the list existed
+	Empty time.Duration
+	// Reads and Adds are the list's reads and adds through this server a second over the last
+	// ten ticks, -1 until there are two.
+	Reads, Adds float64
+	History     []int // lengths at the history's points, -1 before the list existed
 }
 
 // hub samples the store once per tick while at least one browser watches, and hands every
 // watcher the same snapshot: ten browsers cost one Lists a second, not ten.
 type hub struct {
 	st       store.Store
-	answered func() (reads, adds float64)
+	activity func(list string) (reads, adds int64)
 	now      func() time.Time // the samples' clock
 	interval time.Duration
 	log      *slog.Logger
@@ -68,11 +71,12 @@ type hub struct {
 	times    []time.Time      // ring of the points' times
 	next     int              // where the next point goes in the rings
 	ticks    int
-	counts   []answeredAt // the last ten ticks' counts, oldest first
+	counts   map[string][]answeredAt // each list's counts at the last ten ticks, oldest first
 }
 
-func newHub(st store.Store, answered func() (float64, float64), interval time.Duration, log *slog.Logger) *hub {
-	return &hub{st: st, answered: answered, interval: interval, log: log, now: time.Now, watchers: map[chan *snapshot]struct{}{},
+func newHub(st store.Store, activity func(string) (int64, int64), interval time.Duration, log *slog.Logger) *hub {
+	return &hub{st: st, activity: activity, interval: interval, log: log, now: time.Now, watchers: map[chan *snapshot]struct{}{},
+		counts:  map[string][]answeredAt{},
 		history: map[string][]int{}, times: make([]time.Time, historyPoints)}
 }
 
@@ -197,10 +201,14 @@ func (h *hub) sample(ctx context.Context) *snapshot {
 	if record {
 		h.next = (h.next + 1) % historyPoints
 	}
-	snap := &snapshot{at: now, rows: make([]row, len(lists))}
-	snap.reads, snap.adds = h.throughput(now)
+	snap := &snapshot{at: now, rows: make([]row, len(lists)), reads: -1, adds: -1}
 	for i, l := range lists {
-		snap.rows[i] = h.row(l, rings[i], now)
+		r := h.row(l, rings[i], now)
+		r.Reads, r.Adds = h.throughput(l.Name, now)
+		if r.Reads >= 0 {
+			snap.reads, snap.adds = max(snap.reads, 0)+r.Reads, max(snap.adds, 0)+r.Adds
+		}
+		snap.rows[i] = r
 	}
 	snap.times = h.ordered(h.times)
 	h.last = snap
@@ -244,21 +252,22 @@ func (h *hub) row(l store.ListInfo, ring []int, now time.Time) row {
 	return r
 }
 
-// throughput records this tick's counts of reads and adds and returns them a second since the
-// oldest of the last ten ticks, -1 before there are two.
-func (h *hub) throughput(now time.Time) (reads, adds float64) {
-	if h.answered == nil {
+// throughput records this tick's counts of a list's reads and adds and returns them a second
+// since the oldest of its last ten ticks, -1 before there are two.
+func (h *hub) throughput(list string, now time.Time) (reads, adds float64) {
+	if h.activity == nil {
 		return -1, -1
 	}
-	r, a := h.answered()
-	h.counts = append(h.counts, answeredAt{now, r, a})
-	if len(h.counts) > 10 {
-		h.counts = h.counts[len(h.counts)-10:]
+	r, a := h.activity(list)
+	counts := append(h.counts[list], answeredAt{now, r, a})
+	if len(counts) > 10 {
+		counts = counts[len(counts)-10:]
 	}
-	first := h.counts[0]
+	h.counts[list] = counts
+	first := counts[0]
 	elapsed := now.Sub(first.at).Seconds()
-	if len(h.counts) < 2 || elapsed <= 0 {
+	if len(counts) < 2 || elapsed <= 0 {
 		return -1, -1
 	}
-	return (r - first.reads) / elapsed, (a - first.adds) / elapsed
+	return float64(r-first.reads) / elapsed, float64(a-first.adds) / elapsed
 }

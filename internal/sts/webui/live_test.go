@@ -15,7 +15,8 @@ import (
 
 // The overview's rates and time to empty come from the lengths sampled once a tick: a list read
 // 10 lines a second shows -10/s over 10 s and over a minute, and empties in length/10 seconds; a
-// list read and refilled at the same pace shows 0 and never empties.
+// list read and refilled at the same pace shows 0 and never empties. Its reads and adds a second
+// come from the server's counts of each list's commands.
 func TestRatesAndTimeToEmpty(t *testing.T) {
 	ctx := context.Background()
 	st := memory.New()
@@ -25,7 +26,11 @@ func TestRatesAndTimeToEmpty(t *testing.T) {
 		}
 	}
 	clock := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	h := newHub(st, nil, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	// The server's counts: "drained" gets a READ of 10 lines a second, "steady" two reads and an
+	// add a second.
+	answered := map[string][2]int64{}
+	activity := func(list string) (int64, int64) { return answered[list][0], answered[list][1] }
+	h := newHub(st, activity, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	h.now = func() time.Time { return clock }
 	var snap *snapshot
 	for tick := range 70 {
@@ -36,10 +41,15 @@ func TestRatesAndTimeToEmpty(t *testing.T) {
 			if _, err := st.Read(ctx, "steady", store.First, 1, true, 0); err != nil {
 				t.Fatal(err)
 			}
+			answered["drained"] = [2]int64{answered["drained"][0] + 1, 0}
+			answered["steady"] = [2]int64{answered["steady"][0] + 2, answered["steady"][1] + 1}
 		}
 		snap = h.sample(ctx)
 		if tick == 5 && snap.rows[0].HasRateMinute {
 			t.Fatal("a rate over a minute after 5 seconds")
+		}
+		if tick == 0 && (snap.rows[0].Reads != -1 || snap.reads != -1) {
+			t.Fatalf("reads a second known at the first tick: %v, %v in all", snap.rows[0].Reads, snap.reads)
 		}
 		clock = clock.Add(time.Second)
 	}
@@ -57,5 +67,11 @@ func TestRatesAndTimeToEmpty(t *testing.T) {
 	}
 	if steady.Rate != 0 || steady.RateMinute != 0 || steady.Empty != -1 || !steady.HasRateMinute {
 		t.Errorf("steady row %+v", steady)
+	}
+	if drained.Reads != 1 || drained.Adds != 0 || steady.Reads != 2 || steady.Adds != 1 {
+		t.Errorf("reads and adds a second: drained %v and %v, steady %v and %v", drained.Reads, drained.Adds, steady.Reads, steady.Adds)
+	}
+	if snap.reads != 3 || snap.adds != 1 {
+		t.Errorf("the server's reads and adds a second: %v and %v, want 3 and 1", snap.reads, snap.adds)
 	}
 }

@@ -19,7 +19,7 @@ const pageSize = 100
 // viewQuery is what a browser asks of the overview: a filter on the name, an order, a page.
 type viewQuery struct {
 	Filter string
-	Sort   string // name, length, leased, rate, empty
+	Sort   string // name, length, leased, reads, adds, rate, empty
 	Desc   bool
 	Page   int
 }
@@ -40,6 +40,8 @@ var sorts = map[string]func(a, b *row) int{
 	"name":   func(a, b *row) int { return 0 },
 	"length": func(a, b *row) int { return cmp.Compare(a.Length, b.Length) },
 	"leased": func(a, b *row) int { return cmp.Compare(a.Leased, b.Leased) },
+	"reads":  func(a, b *row) int { return cmp.Compare(a.Reads, b.Reads) },
+	"adds":   func(a, b *row) int { return cmp.Compare(a.Adds, b.Adds) },
 	"rate":   func(a, b *row) int { return cmp.Compare(a.Rate, b.Rate) },
 	"empty": func(a, b *row) int {
 		// Lists that never empty come last.
@@ -81,6 +83,8 @@ type viewRow struct {
 	Name       string `json:"name"`
 	Length     int    `json:"length"`
 	Leased     int    `json:"leased"`
+	Reads      string `json:"reads"`
+	Adds       string `json:"adds"`
 	Rate       string `json:"rate"`
 	RateMinute string `json:"rateMinute"`
 	Empty      string `json:"empty"`
@@ -123,13 +127,13 @@ func (u *UI) view(snap *snapshot, q viewQuery) view {
 	v.Pages = max(1, (len(matched)+pageSize-1)/pageSize)
 	v.Page = min(q.Page, v.Pages-1)
 	for _, r := range matched[min(len(matched), v.Page*pageSize):min(len(matched), (v.Page+1)*pageSize)] {
-		v.Rows = append(v.Rows, viewRow{Name: r.Name, Length: r.Length, Leased: r.Leased,
+		v.Rows = append(v.Rows, viewRow{Name: r.Name, Length: r.Length, Leased: r.Leased, Reads: formatCount(r.Reads), Adds: formatCount(r.Adds),
 			Rate: formatRate(r.Rate, r.HasRate), RateMinute: formatRate(r.RateMinute, r.HasRateMinute),
 			Empty: formatEmpty(r.Empty), Draining: r.Empty >= 0, Spark: sparkline(r.History)})
 	}
 	v.Facts = append(u.opt.Facts(), Fact{"uptime", time.Since(u.started).Round(time.Second).String()},
 		Fact{"reads/s (this server)", formatCount(snap.reads)}, Fact{"adds/s (this server)", formatCount(snap.adds)})
-	for _, s := range []struct{ key, label string }{{"name", "List"}, {"length", "Lines"}, {"leased", "Leased"}, {"rate", "Lines/s (10 s)"}, {"empty", "Empty in"}} {
+	for _, s := range []struct{ key, label string }{{"name", "List"}, {"length", "Lines"}, {"leased", "Leased"}, {"reads", "Reads/s"}, {"adds", "Adds/s"}, {"rate", "Lines/s (10 s)"}, {"empty", "Empty in"}} {
 		v.Sorts = append(v.Sorts, sortLink{Key: s.key, Label: s.label, Active: q.Sort == s.key, Desc: q.Sort == s.key && q.Desc})
 	}
 	return v
@@ -149,8 +153,13 @@ func formatRate(rate float64, known bool) string {
 
 // formatCount writes commands a second, "…" while unknown.
 func formatCount(perSecond float64) string {
-	if perSecond < 0 {
+	switch {
+	case perSecond < 0:
 		return "…"
+	case perSecond == 0:
+		return "0"
+	case perSecond < 10:
+		return strconv.FormatFloat(perSecond, 'f', 1, 64)
 	}
 	return fmt.Sprintf("%.0f", perSecond)
 }

@@ -42,6 +42,7 @@ func TestScreenshots(t *testing.T) {
 		time.Sleep(30 * time.Millisecond)
 	}
 	waitFor(t, tab, "rates on the overview", `document.querySelector("#rows tr td.draining") !== null`)
+	waitFor(t, tab, "the coupons' reads a second", `+[...document.querySelectorAll("#rows tr")].find(r => r.dataset.name === "coupons.csv")?.children[3].innerText > 0`)
 	waitFor(t, tab, "this server's reads a second", `[...document.querySelectorAll("#facts div")].some(d => d.firstChild.innerText === "reads/s (this server)" && +d.lastChild.innerText > 0)`)
 	shoot(t, tab, filepath.Join(dir, "overview.png"))
 	do(t, tab, "open a list", chromedp.Navigate(s.url+"/ui/lists/logins.csv"))

@@ -62,9 +62,9 @@ type Options struct {
 	// Facts returns the server's facts shown on the overview (version, backend, durability,
 	// limits); the page adds the uptime.
 	Facts func() []Fact
-	// Answered returns how many reads (READ, READMULTI, FIND) and adds (ADD, LOAD) this server
-	// has answered: the overview shows them a second.
-	Answered func() (reads, adds float64)
+	// Activity returns how many reads (READ, READMULTI, FIND) and adds (ADD, LOAD) of a list this
+	// server has answered OK: the overview shows them a second, per list and in all.
+	Activity func(list string) (reads, adds int64)
 	// Charset is the read charset: an upload must be text in it.
 	Charset datafile.Charset
 	// MaxBodyBytes bounds an upload, as it bounds a LOAD's body.
@@ -91,7 +91,7 @@ func New(opt Options) *UI {
 		opt.Interval = time.Second
 	}
 	u := &UI{opt: opt, started: time.Now()}
-	u.live = newHub(opt.Store, opt.Answered, opt.Interval, opt.Log)
+	u.live = newHub(opt.Store, opt.Activity, opt.Interval, opt.Log)
 	u.pages = template.Must(template.New("").Funcs(template.FuncMap{
 		"lineNumber": func(i int) int { return i + 1 },
 		"add":        func(a, b int) int { return a + b },

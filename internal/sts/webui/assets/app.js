@@ -49,7 +49,8 @@
       a.href = "/ui/lists/" + encodeURIComponent(r.name);
       a.textContent = r.name;
       name.appendChild(a);
-      tr.append(name, cell(String(r.length), "num"), cell(String(r.leased), "num"), cell(r.rate, "num"),
+      tr.append(name, cell(String(r.length), "num"), cell(String(r.leased), "num"),
+        cell(r.reads, "num"), cell(r.adds, "num"), cell(r.rate, "num"),
         cell(r.empty, r.draining ? "num draining" : "num"), cell(r.rateMinute, "num"));
       const s = document.createElement("td");
       s.appendChild(spark(r.spark, width));
