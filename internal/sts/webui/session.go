@@ -8,14 +8,21 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // sessionCookie holds "<nonce>.<mac>": a random nonce per browser and, when the server has a
-// token, an HMAC of the nonce keyed with the token, which proves the browser was given the
-// token without keeping it in the cookie. Every server with the same token accepts it (pods
-// behind one Service), and a rotated token ends every session.
+// token, the session's end and an HMAC of both keyed with the token ("<nonce>.<end>.<mac>"),
+// which proves the browser was given the token without keeping it in the cookie. Every server
+// with the same token accepts it (pods behind one Service); a rotated token ends every session,
+// and a session ends by itself after sessionLifetime, so that a cookie copied off a laptop does
+// not open the lists for ever.
 const sessionCookie = "sts_ui"
+
+// sessionLifetime is long enough for a soak test watched from the page and a day's work.
+const sessionLifetime = 12 * time.Hour
 
 // session is a browser's standing with the page.
 type session struct {
@@ -51,12 +58,20 @@ func (s session) checkCSRF(r *http.Request) bool {
 func (u *UI) session(w http.ResponseWriter, r *http.Request) (session, bool) {
 	token := u.opt.Token()
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		nonce, got, _ := strings.Cut(c.Value, ".")
+		nonce, rest, _ := strings.Cut(c.Value, ".")
+		end, got, _ := strings.Cut(rest, ".")
 		want := ""
 		if token != "" {
-			want = mac(token, "session:"+nonce)
+			want = mac(token, "session:"+nonce+"."+end)
+		} else {
+			end, got = "", end
 		}
-		if nonce != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1 {
+		valid := nonce != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+		if token != "" {
+			endUnix, err := strconv.ParseInt(end, 10, 64)
+			valid = valid && err == nil && u.now().Unix() < endUnix
+		}
+		if valid {
 			return newSession(token, nonce), true
 		}
 	}
@@ -73,11 +88,14 @@ func (u *UI) startSession(w http.ResponseWriter, r *http.Request, token string) 
 	_, _ = rand.Read(b)
 	nonce := hex.EncodeToString(b)
 	value := nonce + "."
+	cookie := &http.Cookie{Name: sessionCookie, Path: Prefix, HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil}
 	if token != "" {
-		value += mac(token, "session:"+nonce)
+		end := strconv.FormatInt(u.now().Add(sessionLifetime).Unix(), 10)
+		value += end + "." + mac(token, "session:"+nonce+"."+end)
+		cookie.MaxAge = int(sessionLifetime / time.Second)
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: value, Path: Prefix, HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	cookie.Value = value
+	http.SetCookie(w, cookie)
 	return newSession(token, nonce)
 }
 

@@ -78,6 +78,7 @@ type Options struct {
 type UI struct {
 	opt     Options
 	started time.Time
+	now     func() time.Time // the sessions' clock
 	live    *hub
 	pages   *template.Template
 }
@@ -90,7 +91,7 @@ func New(opt Options) *UI {
 	if opt.Interval <= 0 {
 		opt.Interval = time.Second
 	}
-	u := &UI{opt: opt, started: time.Now()}
+	u := &UI{opt: opt, started: time.Now(), now: time.Now}
 	u.live = newHub(opt.Store, opt.Activity, opt.Interval, opt.Log)
 	u.pages = template.Must(template.New("").Funcs(template.FuncMap{
 		"lineNumber": func(i int) int { return i + 1 },
