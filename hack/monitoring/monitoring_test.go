@@ -64,7 +64,7 @@ var external = map[string]string{
 // kube-state-metrics.yaml included).
 func TestEveryMetricUsedIsExported(t *testing.T) {
 	used := usedMetrics(t)
-	exported := tableServerMetrics(t)
+	exported := seriesNames(t, tableServers(t))
 	ksm := kubeStateMetrics(t)
 	registry := operatorRegistry()
 
@@ -194,27 +194,13 @@ func TestMetricNames(t *testing.T) {
 	}
 }
 
-// tableServerMetrics starts two table servers, one journaled on the memory backend and one on
-// Redis, sends each the commands that make every series appear (READ, ADD, FIND, a KO, a lease
-// given back), and returns the names of the series of their /metrics: a histogram's _bucket,
+// seriesNames returns the names of the series of the servers' /metrics: a histogram's _bucket,
 // _sum and _count.
-func tableServerMetrics(t *testing.T) map[string]bool {
+func seriesNames(t *testing.T, servers map[string]*stsproc.Process) map[string]bool {
 	t.Helper()
-	redis := redistest.Start(t)
-	servers := map[string][]string{
-		"journaled": {"--state-dir", t.TempDir(), "--fsync-policy", "always"},
-		"redis":     {"--redis-url", "redis://" + redis.Addr},
-	}
 	names := map[string]bool{}
-	for what, args := range servers {
-		port := stsproc.FreePort(t)
-		p := stsproc.Start(t, binary, port, append([]string{"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--dataset-dir", t.TempDir()}, args...)...)
-		p.WaitReady(t)
-		traffic(t, p.Base)
+	for what, p := range servers {
 		families := scrape(t, p.Base)
-		if what == "redis" {
-			families = reconnected(t, p.Base, redis)
-		}
 		for name, f := range families {
 			switch f.GetType() {
 			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
@@ -228,6 +214,30 @@ func tableServerMetrics(t *testing.T) map[string]bool {
 		t.Logf("%s server: %d metric families", what, len(families))
 	}
 	return names
+}
+
+// tableServers starts two table servers, one journaled on the memory backend and one on Redis,
+// and sends each the commands that make every series appear (READ, ADD, FIND, a KO, a lease
+// given back, a connection to Redis counted).
+func tableServers(t *testing.T) map[string]*stsproc.Process {
+	t.Helper()
+	redis := redistest.Start(t)
+	servers := map[string][]string{
+		"journaled": {"--state-dir", t.TempDir(), "--fsync-policy", "always"},
+		"redis":     {"--redis-url", "redis://" + redis.Addr},
+	}
+	started := map[string]*stsproc.Process{}
+	for what, args := range servers {
+		port := stsproc.FreePort(t)
+		p := stsproc.Start(t, binary, port, append([]string{"--bind", "127.0.0.1", "--port", fmt.Sprint(port), "--dataset-dir", t.TempDir()}, args...)...)
+		p.WaitReady(t)
+		traffic(t, p.Base)
+		if what == "redis" {
+			reconnected(t, p.Base, redis)
+		}
+		started[what] = p
+	}
+	return started
 }
 
 // traffic sends a server what makes every table-server series appear.
@@ -560,21 +570,13 @@ func TestDashboardIsGrafanaJSON(t *testing.T) {
 // Every query of the dashboard parses as PromQL, Grafana's variables replaced as Grafana would:
 // promtool checks them as recording rules.
 func TestDashboardQueriesParse(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("STS_SKIP_PROMTOOL") == "1" {
-			t.Skip("promtool is not installed, and STS_SKIP_PROMTOOL=1 skips what needs it")
-		}
-		t.Fatal("promtool is not installed: apt-get install prometheus (or set STS_SKIP_PROMTOOL=1 to skip this test)")
-	}
-	replace := strings.NewReplacer("$__rate_interval", "1m", "$__interval", "1m", "$__range", "1h",
-		"${datasource}", "x", "$namespace", ".*", "$simpletableserver", ".*", "$list", ".*", "$command", ".*")
+	promtool := prometheusTool(t, "promtool")
 	var rules []map[string]string
 	for i, q := range queries(t) {
 		if !strings.HasPrefix(q.where, "dashboard") {
 			continue
 		}
-		expr := replace.Replace(q.expr)
+		expr := grafanaVariables("1m").Replace(q.expr)
 		if strings.Contains(expr, "$") {
 			t.Errorf("%s: an unknown Grafana variable in %s", q.where, q.expr)
 		}
@@ -591,6 +593,26 @@ func TestDashboardQueriesParse(t *testing.T) {
 	if out, err := exec.Command(promtool, "check", "rules", file).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check rules on the dashboard's %d queries: %v\n%s", len(rules), err, out)
 	}
+}
+
+// prometheusTool returns the path of a program of Debian's prometheus package.
+func prometheusTool(t *testing.T, name string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv("STS_SKIP_PROMTOOL") == "1" {
+			t.Skip(name + " is not installed, and STS_SKIP_PROMTOOL=1 skips what needs it")
+		}
+		t.Fatal(name + " is not installed: apt-get install prometheus (or set STS_SKIP_PROMTOOL=1 to skip this test)")
+	}
+	return path
+}
+
+// grafanaVariables replaces the dashboard's variables as Grafana does with every namespace,
+// resource, list and command picked, and rateInterval for $__rate_interval.
+func grafanaVariables(rateInterval string) *strings.Replacer {
+	return strings.NewReplacer("$__rate_interval", rateInterval, "$__interval", rateInterval, "$__range", "1h",
+		"${datasource}", "x", "$namespace", ".*", "$simpletableserver", ".*", "$list", ".*", "$command", ".*")
 }
 
 func readYAML(t *testing.T, name string, v any) {
