@@ -60,20 +60,21 @@ func testDatasets(t *testing.T) {
 		}
 	}
 
-	out, errOut, err := kubectl(t, "", "get", "simpletableservers", "-n", ns)
+	// By the short name, as README's commands do.
+	out, errOut, err := kubectl(t, "", "get", "stserver", "-n", ns)
 	if err != nil {
-		t.Fatalf("kubectl get simpletableservers: %v\n%s", err, errOut)
+		t.Fatalf("kubectl get stserver: %v\n%s", err, errOut)
 	}
 	rows := strings.Split(strings.TrimSpace(out), "\n")
 	if len(rows) != 2 {
 		t.Fatalf("kubectl get printed %q, want a header and one row", out)
 	}
 	header, row := strings.Fields(rows[0]), strings.Fields(rows[1])
-	if strings.Join(header, " ") != "NAME READY BACKEND REPLICAS AVAILABLE LISTS LINES ENDPOINT AGE" {
+	if strings.Join(header, " ") != "NAME READY REASON BACKEND REPLICAS AVAILABLE LISTS LINES ENDPOINT AGE" {
 		t.Errorf("kubectl get columns = %v", header)
 	}
-	if len(row) != 9 || strings.Join(row[:8], " ") != "mixed True memory 1 1 3 3165 "+got.Status.Endpoint {
-		t.Errorf("kubectl get row = %v, want mixed True memory 1 1 3 3165 %s <age>", row, got.Status.Endpoint)
+	if len(row) != 10 || strings.Join(row[:9], " ") != "mixed True Serving memory 1 1 3 3165 "+got.Status.Endpoint {
+		t.Errorf("kubectl get row = %v, want mixed True Serving memory 1 1 3 3165 %s <age>", row, got.Status.Endpoint)
 	}
 
 	// A claim path that names no file: the pod runs, and the resource says which dataset the
