@@ -318,11 +318,7 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	if _, ok := after.Annotations[reloadedAtGenerationAnnotation]; !ok {
 		t.Errorf("the reload is not recorded: %v", after.Annotations)
 	}
-	s.get(t, cur)
-	cur.Spec.PodAnnotations = map[string]string{"team": "perf"}
-	if err := s.k8s.Update(context.Background(), cur); err != nil {
-		t.Fatal(err)
-	}
+	s.update(t, cur, func(cur *stsv1alpha1.SimpleTableServer) { cur.Spec.PodAnnotations = map[string]string{"team": "perf"} })
 	eventually(t, reconcileWait, func() error {
 		s.get(t, after)
 		if at, ok := after.Annotations[reloadedAtGenerationAnnotation]; ok {
@@ -397,10 +393,7 @@ func TestStatusFollowsTheServerAndTheGeneration(t *testing.T) {
 
 	// kstatus: a new generation is not Current until observedGeneration and Ready's
 	// observedGeneration catch up with it, and Ready is True.
-	cur.Spec.PodAnnotations = map[string]string{"team": "perf"}
-	if err := s.k8s.Update(context.Background(), cur); err != nil {
-		t.Fatal(err)
-	}
+	s.update(t, cur, func(cur *stsv1alpha1.SimpleTableServer) { cur.Spec.PodAnnotations = map[string]string{"team": "perf"} })
 	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 	if cur.Generation != 2 || cur.Status.ObservedGeneration != 2 {
 		t.Errorf("generation %d, observedGeneration %d", cur.Generation, cur.Status.ObservedGeneration)
@@ -608,10 +601,9 @@ func TestRecordFollowsWhatTheServerLoaded(t *testing.T) {
 	})
 
 	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE") // a client consumes n1
-	cur.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
-	if err := s.k8s.Update(context.Background(), cur); err != nil {
-		t.Fatal(err)
-	}
+	s.update(t, cur, func(cur *stsv1alpha1.SimpleTableServer) {
+		cur.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
+	})
 	// A durable restart: the same lines, restored, with no digest.
 	resp, err := http.Post(ts.url+"/sts/LOAD?FILENAME=users", "text/plain", strings.NewReader("n2\nn3\n"))
 	if err != nil {
@@ -962,12 +954,9 @@ func TestServiceAnnotationRemovedFromTheSpecLeavesTheService(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cur := sts.DeepCopy()
-	s.get(t, cur)
-	cur.Spec.Service.Annotations = map[string]string{"lb": "public"}
-	if err := s.k8s.Update(context.Background(), cur); err != nil {
-		t.Fatal(err)
-	}
+	s.update(t, sts.DeepCopy(), func(cur *stsv1alpha1.SimpleTableServer) {
+		cur.Spec.Service.Annotations = map[string]string{"lb": "public"}
+	})
 	eventually(t, reconcileWait, func() error {
 		s.get(t, svc)
 		a := svc.Annotations
@@ -986,13 +975,11 @@ func TestASpecTheServerCannotRunStallsWithoutTouchingThePod(t *testing.T) {
 
 	// Names the schema accepts but the server does not know.
 	cur := sts.DeepCopy()
-	s.get(t, cur)
-	cur.Spec.Server.Charsets.Read = "UTF-9"
-	cur.Spec.Datasets = append(cur.Spec.Datasets, stsv1alpha1.Dataset{Name: "orders",
-		PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: "orders-(.csv"}})
-	if err := s.k8s.Update(context.Background(), cur); err != nil {
-		t.Fatal(err)
-	}
+	s.update(t, cur, func(cur *stsv1alpha1.SimpleTableServer) {
+		cur.Spec.Server.Charsets.Read = "UTF-9"
+		cur.Spec.Datasets = append(cur.Spec.Datasets, stsv1alpha1.Dataset{Name: "orders",
+			PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: "orders-(.csv"}})
+	})
 	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, reconcileWait)
 	c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled)
 	for _, part := range []string{`spec.server.charsets.read: unknown charset "UTF-9"`, `spec.datasets[1].persistentVolumeClaim.match "orders-(.csv"`} {

@@ -51,14 +51,7 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 	}
 	update := func(change func(*stsv1alpha1.SimpleTableServer)) {
 		t.Helper()
-		eventually(t, reconcileWait, func() error {
-			cur := &stsv1alpha1.SimpleTableServer{}
-			if err := s.k8s.Get(context.Background(), key, cur); err != nil {
-				return err
-			}
-			change(cur)
-			return s.k8s.Update(context.Background(), cur)
-		})
+		s.update(t, sts.DeepCopy(), change)
 	}
 
 	// The same operator code with another default image, reconciling the running server.

@@ -384,6 +384,20 @@ func (s *envtestSuite) get(t testing.TB, obj client.Object) {
 	}
 }
 
+// update changes sts as a user would, again on the latest copy until the API server takes it:
+// the reconciler writes the resource's status meanwhile, and an update of an older copy conflicts.
+// sts holds what was written.
+func (s *envtestSuite) update(t testing.TB, sts *stsv1alpha1.SimpleTableServer, change func(*stsv1alpha1.SimpleTableServer)) {
+	t.Helper()
+	eventually(t, reconcileWait, func() error {
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), sts); err != nil {
+			return err
+		}
+		change(sts)
+		return s.k8s.Update(context.Background(), sts)
+	})
+}
+
 // eventually is testutil.Eventually every 50ms: envtest's API server and the loopback table
 // servers answer in milliseconds.
 func eventually(t testing.TB, timeout time.Duration, check func() error) {
