@@ -184,7 +184,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		command, ok = s.send(w, req, s.dispatch(req, command))
 	}
 	s.metrics.ObserveCommand(metricName(command), ok, time.Since(start))
-	s.activity.count(command, req.list, ok)
+	if s.page != nil {
+		s.activity.count(command, req.list, ok)
+	}
 	if command == cmdStop && ok {
 		s.requestStop()
 	}

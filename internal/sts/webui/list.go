@@ -273,12 +273,14 @@ func (u *UI) change(w http.ResponseWriter, r *http.Request, sess session, name s
 	http.Redirect(w, r, listPath(name)+"?done="+done, http.StatusSeeOther)
 }
 
+// multipartFraming is what an upload may send beyond its file: the form's other fields and the
+// multipart framing.
+const multipartFraming = 64 << 10
+
 // upload reads the file of the upload form within MaxBodyBytes, checks it is text in the read
 // charset and LOADs it. A problem means nothing was loaded.
 func (u *UI) upload(w http.ResponseWriter, r *http.Request, name string) (Outcome, int, string) {
 	max := u.opt.MaxBodyBytes
-	// The form's other fields and the multipart framing come on top of the file.
-	r.Body = http.MaxBytesReader(w, r.Body, max+64<<10)
 	parts, err := r.MultipartReader()
 	if err != nil {
 		return Outcome{}, http.StatusBadRequest, "The upload is not a file form."

@@ -86,8 +86,17 @@ func newHub(st store.Store, activity func(string) (int64, int64), interval time.
 func (h *hub) watch(ctx context.Context) (ch chan *snapshot, ok bool) {
 	ch = make(chan *snapshot, 1)
 	h.mu.Lock()
+	last := h.last
+	h.mu.Unlock()
+	if last == nil {
+		last = h.sample(ctx)
+	}
+	// The first snapshot goes in before the channel is shared: run, which sends under h.mu,
+	// then never finds it full, and close never closes it under this send.
+	ch <- last
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	if h.closed {
-		h.mu.Unlock()
 		return nil, false
 	}
 	h.watchers[ch] = struct{}{}
@@ -95,12 +104,6 @@ func (h *hub) watch(ctx context.Context) (ch chan *snapshot, ok bool) {
 		h.stop = make(chan struct{})
 		go h.run(h.stop)
 	}
-	last := h.last
-	h.mu.Unlock()
-	if last == nil {
-		last = h.sample(ctx)
-	}
-	ch <- last
 	return ch, true
 }
 
@@ -147,7 +150,10 @@ func (h *hub) run(stop chan struct{}) {
 			case <-ch: // the browser has not taken the previous one: it gets this one instead
 			default:
 			}
-			ch <- snap
+			select {
+			case ch <- snap:
+			default: // never blocks under h.mu, whatever the browser does
+			}
 		}
 		h.mu.Unlock()
 	}
@@ -200,6 +206,9 @@ func (h *hub) sample(ctx context.Context) *snapshot {
 	}
 	if record {
 		h.next = (h.next + 1) % historyPoints
+	}
+	if len(h.history) > len(lists) {
+		h.forget(lists)
 	}
 	snap := &snapshot{at: now, rows: make([]row, len(lists)), reads: -1, adds: -1}
 	for i, l := range lists {
@@ -270,4 +279,19 @@ func (h *hub) throughput(list string, now time.Time) (reads, adds float64) {
 		return -1, -1
 	}
 	return float64(r-first.reads) / elapsed, float64(a-first.adds) / elapsed
+}
+
+// forget drops the history and counts of the lists that are gone (deleted, or named once by a
+// test run), so that a long-watched server with changing names does not keep them all.
+func (h *hub) forget(lists []store.ListInfo) {
+	present := make(map[string]bool, len(lists))
+	for _, l := range lists {
+		present[l.Name] = true
+	}
+	for name := range h.history {
+		if !present[name] {
+			delete(h.history, name)
+			delete(h.counts, name)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,5 +74,47 @@ func TestRatesAndTimeToEmpty(t *testing.T) {
 	}
 	if snap.reads != 3 || snap.adds != 1 {
 		t.Errorf("the server's reads and adds a second: %v and %v, want 3 and 1", snap.reads, snap.adds)
+	}
+}
+
+// slowFirstLists is a store whose first Lists takes longer than the hub's next ones, as a cold
+// Redis with many lists may on a busy machine.
+type slowFirstLists struct {
+	store.Store
+	calls *atomic.Int32
+}
+
+func (s slowFirstLists) Lists(ctx context.Context) ([]store.ListInfo, error) {
+	if s.calls.Add(1) == 1 {
+		time.Sleep(50 * time.Millisecond)
+	}
+	return s.Store.Lists(ctx)
+}
+
+// A browser that opens the overview while its first sample is slower than the ticks, reads
+// nothing more and leaves never wedges the hub: a tick's snapshot sent before the browser's first one
+// once filled its channel, the first then waited, and the next tick blocked under the hub's lock
+// for good: every page and the server's stop waited behind it.
+func TestABrowserLeavingDoesNotWedgeTheHub(t *testing.T) {
+	st := memory.New()
+	if err := st.Replace(context.Background(), "a", []string{"x"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 { // each time, the tick and the first sample race
+		h := newHub(slowFirstLists{st, new(atomic.Int32)}, nil, time.Millisecond, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if ch, ok := h.watch(context.Background()); ok {
+				time.Sleep(50 * time.Millisecond)
+				h.unwatch(ch)
+			}
+			h.close()
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the hub is wedged: the browser could not leave nor the hub close")
+		}
 	}
 }

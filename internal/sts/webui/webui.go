@@ -134,9 +134,11 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.askToken(w, r, "")
 		return
 	}
-	if r.Method == http.MethodPost && !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
-		// A form's line goes to ADD: as large as a protocol request's body may be.
-		r.Body = http.MaxBytesReader(w, r.Body, u.opt.MaxBodyBytes)
+	if r.Method == http.MethodPost {
+		// A form's line goes to ADD, an upload's file to LOAD: as large as a protocol request's
+		// body may be, with a multipart form's framing on top. Any POST is bounded, since a
+		// multipart body sent to another form would otherwise be parsed whole.
+		r.Body = http.MaxBytesReader(w, r.Body, u.opt.MaxBodyBytes+multipartFraming)
 	}
 	if r.Method == http.MethodPost && !sess.checkCSRF(r) {
 		u.fail(w, r, sess, http.StatusForbidden, "This form has expired or did not come from this page: reload the page and try again.")
