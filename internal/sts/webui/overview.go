@@ -223,7 +223,8 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request, sess session) {
 }
 
 // events streams the overview to one browser as Server-Sent Events, one "view" event per tick,
-// until the browser leaves or the server stops.
+// until the browser leaves, the server stops, or (with a token) the browser's session ends or the
+// token changes: the browser's script then reloads the page, which asks for the token.
 func (u *UI) events(w http.ResponseWriter, r *http.Request) {
 	q := parseViewQuery(r)
 	rc := http.NewResponseController(w)
@@ -244,6 +245,11 @@ func (u *UI) events(w http.ResponseWriter, r *http.Request) {
 		case snap, open := <-ch:
 			if !open {
 				return
+			}
+			if token := u.opt.Token(); token != "" {
+				if _, ok := u.cookieSession(r, token); !ok {
+					return
+				}
 			}
 			data, _ := json.Marshal(u.view(snap, q))
 			if _, err := fmt.Fprintf(w, "event: view\ndata: %s\n\n", data); err != nil {

@@ -57,6 +57,19 @@ func (s session) checkCSRF(r *http.Request) bool {
 // visit (its nonce keys its CSRF token); with a token only a cookie made at login counts.
 func (u *UI) session(w http.ResponseWriter, r *http.Request) (session, bool) {
 	token := u.opt.Token()
+	if s, ok := u.cookieSession(r, token); ok {
+		return s, true
+	}
+	if token != "" {
+		return session{auth: true}, false
+	}
+	return u.startSession(w, r, token), true
+}
+
+// cookieSession returns the session the browser's cookie holds, if this server takes it with
+// token now: a live stream asks again at every tick, so that a session that ends, or a token
+// that changes, ends the streams opened with it.
+func (u *UI) cookieSession(r *http.Request, token string) (session, bool) {
 	if c, err := r.Cookie(sessionCookie); err == nil {
 		nonce, rest, _ := strings.Cut(c.Value, ".")
 		end, got, _ := strings.Cut(rest, ".")
@@ -75,10 +88,7 @@ func (u *UI) session(w http.ResponseWriter, r *http.Request) (session, bool) {
 			return newSession(token, nonce), true
 		}
 	}
-	if token != "" {
-		return session{auth: true}, false
-	}
-	return u.startSession(w, r, token), true
+	return session{}, false
 }
 
 // startSession sets a new session cookie: HttpOnly (no script reads it), SameSite=Strict (no

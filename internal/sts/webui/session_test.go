@@ -1,11 +1,17 @@
 package webui
 
 import (
+	"bufio"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
 // A session made at login is taken by every server with the same token until it ends: after
@@ -47,5 +53,41 @@ func TestSessionsEnd(t *testing.T) {
 	token = "rotated"
 	if takes(cookie.Value) {
 		t.Fatal("a session is taken after the token changed")
+	}
+}
+
+// A live stream opened with a session ends when the token changes (and so when the session
+// ends): the overview's figures stop reaching a browser that no longer has the token.
+func TestStreamsEndWithTheirSession(t *testing.T) {
+	var token atomic.Value
+	token.Store("s3cret")
+	u := New(Options{Store: memory.New(), Token: func() string { return token.Load().(string) }, Facts: func() []Fact { return nil },
+		Interval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer u.Close()
+	site := httptest.NewServer(u)
+	defer site.Close()
+	login := httptest.NewRecorder()
+	u.startSession(login, httptest.NewRequest(http.MethodPost, Prefix+"login", nil), "s3cret")
+	req, _ := http.NewRequest(http.MethodGet, site.URL+Prefix+"events", nil)
+	req.AddCookie(login.Result().Cookies()[0])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the stream with a session: %v, %v", resp, err)
+	}
+	defer resp.Body.Close()
+	events := bufio.NewReader(resp.Body)
+	if line, err := events.ReadString('\n'); err != nil || line != "event: view\n" {
+		t.Fatalf("the stream's first line: %q, %v", line, err)
+	}
+	token.Store("rotated")
+	ended := make(chan error, 1)
+	go func() { _, err := io.Copy(io.Discard, events); ended <- err }()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("the stream broke: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stream went on after the token changed")
 	}
 }

@@ -96,7 +96,12 @@
     history.replaceState(null, "", "/ui/" + (q ? "?" + q : ""));
     source = new EventSource("/ui/events" + (q ? "?" + q : ""));
     source.addEventListener("view", (e) => render(JSON.parse(e.data)));
-    source.onerror = () => { field("live").textContent = "reconnecting…"; };
+    source.onerror = () => {
+      field("live").textContent = "reconnecting…";
+      // A stream refused for good (the session ended, the server stops): the page itself says
+      // what to do, the login form for one.
+      if (source.readyState === EventSource.CLOSED) setTimeout(() => location.reload(), 2000);
+    };
   }
 
   form.addEventListener("submit", (e) => { e.preventDefault(); field("page").value = "0"; connect(); });
