@@ -335,9 +335,11 @@ if not exists() then return {1} end
 local err = wrongType()
 if err then return err end
 local n, first, page = tonumber(ARGV[1]), tonumber(ARGV[2]), {}
--- LRANGE's end would be first-1 for no line: -1, the whole list, when first is 0.
-if n > 0 then page = redis.call('LRANGE', list, first, first + n - 1) end
-return {0, redis.call('LLEN', list), page}
+local len = redis.call('LLEN', list)
+-- Bounded by the length first: an offset or count near 2^63 is a float in Lua, which LRANGE
+-- refuses; and LRANGE's end would be first-1 for no line: -1, the whole list, when first is 0.
+if n > 0 and first < len then page = redis.call('LRANGE', list, first, math.min(first + n, len) - 1) end
+return {0, len, page}
 `
 
 // The lease scripts (lease.go) begin with leasePrelude. ARGV[1] and ARGV[2] are the notification

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -380,15 +381,15 @@ func testPageReadsWithoutChanging(t *testing.T, newStore Factory) {
 	}
 	for _, p := range []struct{ offset, n int }{
 		{0, 100}, {1490, 20}, {2900, 200}, {len(want) - 1, 5}, {len(want), 10}, {len(want) + 7, 10}, {10, 0},
+		{math.MaxInt, 10}, {10, math.MaxInt}, // as a browser may ask: a page past any end
 	} {
 		lines, length, err := s.Page(ctx, "l", p.offset, p.n)
 		if err != nil {
 			t.Fatalf("Page(%d, %d): %v", p.offset, p.n, err)
 		}
-		end := min(len(want), p.offset+p.n)
 		page := []string{}
-		if p.offset < end {
-			page = want[p.offset:end]
+		if p.offset < len(want) {
+			page = want[p.offset : p.offset+min(p.n, len(want)-p.offset)]
 		}
 		if length != len(want) || !slices.Equal(lines, page) {
 			t.Fatalf("Page(%d, %d) = %q, %d; want %q, %d", p.offset, p.n, lines, length, page, len(want))
