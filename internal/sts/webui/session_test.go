@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -89,5 +90,30 @@ func TestStreamsEndWithTheirSession(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the stream went on after the token changed")
+	}
+}
+
+// A form larger than --max-body-bytes is told so (413), not taken for a form without its CSRF
+// token; a form within the limit still needs the token.
+func TestAFormTooLargeIsToldSo(t *testing.T) {
+	u := New(Options{Store: memory.New(), Token: func() string { return "" }, Facts: func() []Fact { return nil },
+		MaxBodyBytes: 1000, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer u.Close()
+	const nonce = "0123456789abcdef"
+	post := func(form url.Values) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, Prefix+"lists/x", strings.NewReader(form.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: nonce + "."})
+		w := httptest.NewRecorder()
+		u.ServeHTTP(w, r)
+		return w
+	}
+	csrf := newSession("", nonce).csrf
+	if w := post(url.Values{"action": {"add"}, "line": {strings.Repeat("x", 70_000)}, "csrf": {csrf}}); w.Code != http.StatusRequestEntityTooLarge ||
+		!strings.Contains(w.Body.String(), "--max-body-bytes: 1000 bytes") {
+		t.Errorf("a form too large: %d %s", w.Code, w.Body)
+	}
+	if w := post(url.Values{"action": {"add"}, "line": {"x"}}); w.Code != http.StatusForbidden {
+		t.Errorf("a form without its CSRF token: %d", w.Code)
 	}
 }

@@ -8,6 +8,8 @@ package webui
 import (
 	"context"
 	"embed"
+	"errors"
+	"fmt"
 	"html/template"
 	"log/slog"
 	"net/http"
@@ -139,6 +141,17 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// body may be, with a multipart form's framing on top. Any POST is bounded, since a
 		// multipart body sent to another form would otherwise be parsed whole.
 		r.Body = http.MaxBytesReader(w, r.Body, u.opt.MaxBodyBytes+multipartFraming)
+		if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
+			// Read here, so that a form too large is told so, not that its CSRF token is missing.
+			if err := r.ParseForm(); err != nil {
+				if tooLarge := new(http.MaxBytesError); errors.As(err, &tooLarge) {
+					u.fail(w, r, sess, http.StatusRequestEntityTooLarge, fmt.Sprintf("The form is larger than this server takes (--max-body-bytes: %d bytes).", u.opt.MaxBodyBytes))
+					return
+				}
+				u.fail(w, r, sess, http.StatusBadRequest, "The form could not be read: "+err.Error())
+				return
+			}
+		}
 	}
 	if r.Method == http.MethodPost && !sess.checkCSRF(r) {
 		u.fail(w, r, sess, http.StatusForbidden, "This form has expired or did not come from this page: reload the page and try again.")
