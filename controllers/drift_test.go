@@ -115,11 +115,7 @@ func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
 	if len(np.Spec.Ingress) != 1 || np.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels[corev1.LabelMetadataName] != "sts-system" {
 		t.Errorf("ingress %+v, want the operator's namespace let in", np.Spec.Ingress)
 	}
-	eventually(t, reconcileWait, func() error { // again when a status write came in between
-		s.get(t, sts)
-		sts.Spec.NetworkPolicy = nil
-		return s.k8s.Update(context.Background(), sts)
-	})
+	s.update(t, sts, func(sts *stsv1alpha1.SimpleTableServer) { sts.Spec.NetworkPolicy = nil })
 	eventually(t, reconcileWait, func() error {
 		if err := s.k8s.Get(context.Background(), key, np); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the policy is still there: %v", err)
