@@ -24,6 +24,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/sts-operator/sts-operator/internal/specs"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 const releaseNamespace = "sts-system"
@@ -37,7 +38,7 @@ func render(t *testing.T, args ...string) rendered {
 	t.Helper()
 	helm := os.Getenv("HELM")
 	if helm == "" {
-		t.Skip("HELM is not set; `make test` and `make chart-test` set it to the pinned Helm")
+		testutil.Skip(t, "HELM is not set; `make test` and `make chart-test` set it to the pinned Helm")
 	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(helm, append([]string{"template", "sts", "sts-operator", "--namespace", releaseNamespace}, args...)...)

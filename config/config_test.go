@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 const operatorNamespace = "sts-operator-system"
@@ -263,7 +264,7 @@ func TestSamplesAcceptedByAPIServer(t *testing.T) {
 func startAPIServer(t *testing.T) *rest.Config {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
+		testutil.Skip(t, "KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
 	}
 	env := &envtest.Environment{CRDDirectoryPaths: []string{"crd/bases"}, ErrorIfCRDPathMissing: true}
 	cfg, err := env.Start()

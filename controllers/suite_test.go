@@ -145,7 +145,7 @@ func startSuite() (*envtestSuite, func(), error) {
 func requireEnvtest(t testing.TB) *envtestSuite {
 	t.Helper()
 	if suite == nil {
-		t.Skip("KUBEBUILDER_ASSETS is unset: run `make test`, which builds the envtest control plane and sets it")
+		testutil.Skip(t, "KUBEBUILDER_ASSETS is unset: run `make test`, which builds the envtest control plane and sets it")
 	}
 	return suite
 }

@@ -61,7 +61,7 @@ func TestMain(m *testing.M) {
 func startOperator(t *testing.T) {
 	t.Helper()
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
+		testutil.Skip(t, "KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
 	}
 	operator.once.Do(func() { operator.err = runOperator() })
 	if operator.err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // The hostile-input tests of the binary are named TestAdversarial*: `make adversarial` runs them
@@ -26,7 +27,7 @@ func procStatusKiB(t *testing.T, pid int, field string) int64 {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		t.Skipf("no /proc to measure the process' memory with: %v", err)
+		testutil.Skip(t, "no /proc to measure the process' memory with: %v", err)
 	}
 	for line := range strings.Lines(string(b)) {
 		if rest, ok := strings.CutPrefix(line, field+":"); ok {
@@ -37,7 +38,7 @@ func procStatusKiB(t *testing.T, pid int, field string) int64 {
 			return kib << 10
 		}
 	}
-	t.Skipf("no %s in /proc/%d/status", field, pid)
+	testutil.Skip(t, "no %s in /proc/%d/status", field, pid)
 	return 0
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // httpGet returns the status and body of a GET, or the error as the body.
@@ -36,11 +37,11 @@ func httpGetWithin(url string, timeout time.Duration) (int, string) {
 // are accepted again by themselves; after a SIGKILL, every acknowledged line is back, once.
 func TestAdversarialFullDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount a small tmpfs (mount -t tmpfs -o size=4m); skipped")
+		testutil.Skip(t, "needs root to mount a small tmpfs (mount -t tmpfs -o size=4m)")
 	}
 	mnt := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt).CombinedOutput(); err != nil {
-		t.Skipf("cannot mount a tmpfs: %v %s", err, out)
+		testutil.Skip(t, "cannot mount a tmpfs: %v %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
 	data, state := filepath.Join(mnt, "data"), filepath.Join(mnt, "state")

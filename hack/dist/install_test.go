@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // namespace is the operator's namespace in install.yaml: the README's, and hack/install-yaml.sh's
@@ -37,7 +38,7 @@ func installYAML(t *testing.T, kubectl string) string {
 	}
 	helm := os.Getenv("HELM")
 	if helm == "" {
-		t.Skip("neither STS_INSTALL_YAML nor HELM is set; `make test` sets HELM")
+		testutil.Skip(t, "neither STS_INSTALL_YAML nor HELM is set; `make test` sets HELM")
 	}
 	cmd := exec.Command("hack/install-yaml.sh", "0.0.0-test")
 	cmd.Dir = "../.."
@@ -63,7 +64,7 @@ func installYAML(t *testing.T, kubectl string) string {
 func TestInstallYAMLInstallsTheOperator(t *testing.T) {
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if assets == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
+		testutil.Skip(t, "KUBEBUILDER_ASSETS is not set; `make test` builds the control plane and sets it")
 	}
 	path := installYAML(t, filepath.Join(assets, "kubectl"))
 

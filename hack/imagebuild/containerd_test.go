@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // TestContainerdImportsAndRunsImage imports an archive into a private containerd the way a
@@ -19,11 +21,11 @@ import (
 // containerd and runc packages, which the local cluster uses); elsewhere it is skipped.
 func TestContainerdImportsAndRunsImage(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to run containerd")
+		testutil.Skip(t, "needs root to run containerd")
 	}
 	for _, tool := range []string{"containerd", "ctr", "runc"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
+			testutil.Skip(t, "%s is not installed", tool)
 		}
 	}
 	dir, err := os.MkdirTemp("", "imagebuild-containerd-")

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // hostMachine is the ELF machine of the host's programs, or the test is skipped.
@@ -19,7 +21,7 @@ func hostMachine(t *testing.T) elf.Machine {
 	t.Helper()
 	m, ok := goarchMachine[runtime.GOARCH]
 	if runtime.GOOS != "linux" || !ok {
-		t.Skipf("packs Linux programs of %v only, this is %s/%s", keys(goarchMachine), runtime.GOOS, runtime.GOARCH)
+		testutil.Skip(t, "packs Linux programs of %v only, this is %s/%s", keys(goarchMachine), runtime.GOOS, runtime.GOARCH)
 	}
 	return m
 }
@@ -63,11 +65,11 @@ func TestDynamicFilesRunTheProgram(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, p := range tc.programs {
 				if _, err := os.Stat(p); err != nil {
-					t.Skipf("%s is not installed (Debian's redis-server and redis-tools)", p)
+					testutil.Skip(t, "%s is not installed (Debian's redis-server and redis-tools)", p)
 				}
 			}
 			if machine != elf.EM_X86_64 && strings.Contains(strings.Join(tc.want, " "), "x86_64") {
-				t.Skip("expects x86_64 paths")
+				testutil.SkipWaived(t, testutil.X86Paths, "expects x86_64 paths, this is %s", runtime.GOARCH)
 			}
 			files, err := DynamicFiles(machine, tc.programs...)
 			if err != nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // readTar returns the members of a tar by name, failing the test on a malformed archive.
@@ -369,7 +371,7 @@ func TestRunDynamicMode(t *testing.T) {
 	hostMachine(t)
 	for _, p := range []string{"/usr/bin/redis-server", "/usr/bin/redis-cli"} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s is not installed (Debian's redis-server and redis-tools)", p)
+			testutil.Skip(t, "%s is not installed (Debian's redis-server and redis-tools)", p)
 		}
 	}
 	dir := t.TempDir()

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // TestArchiveIsAnOCILayout reads the archive as an OCI image layout reader does: oci-layout
@@ -90,7 +92,7 @@ func TestFullName(t *testing.T) {
 // would read it. Skipped where Debian's skopeo is not installed.
 func TestSkopeoReadsTheOCIArchive(t *testing.T) {
 	if _, err := exec.LookPath("skopeo"); err != nil {
-		t.Skip("skopeo is not installed (Debian: apt-get install skopeo)")
+		testutil.Skip(t, "skopeo is not installed (Debian: apt-get install skopeo)")
 	}
 	dir := t.TempDir()
 	archive := filepath.Join(dir, "image.tar")

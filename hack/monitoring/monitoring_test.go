@@ -27,6 +27,7 @@ import (
 	_ "github.com/sts-operator/sts-operator/controllers"
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/stsproc"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
 
@@ -601,7 +602,7 @@ func prometheusTool(t *testing.T, name string) string {
 	path, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("STS_SKIP_PROMTOOL") == "1" {
-			t.Skip(name + " is not installed, and STS_SKIP_PROMTOOL=1 skips what needs it")
+			testutil.Skip(t, "%s is not installed, and STS_SKIP_PROMTOOL=1 skips what needs it", name)
 		}
 		t.Fatal(name + " is not installed: apt-get install prometheus (or set STS_SKIP_PROMTOOL=1 to skip this test)")
 	}

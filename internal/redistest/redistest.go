@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // Server is one redis-server (or redis-sentinel) process started for a test. Its methods are
@@ -108,7 +110,7 @@ func requireBinary(t testing.TB, program string) string {
 		return path
 	}
 	if os.Getenv("STS_SKIP_REDIS") == "1" {
-		t.Skipf("%s is not installed, and STS_SKIP_REDIS=1 skips the tests that need Redis", program)
+		testutil.Skip(t, "%s is not installed, and STS_SKIP_REDIS=1 skips the tests that need Redis", program)
 	}
 	t.Fatalf("%s is not installed: apt-get install redis-server redis-sentinel redis-tools (or set STS_SKIP_REDIS=1 to skip the tests that need Redis)", program)
 	return ""

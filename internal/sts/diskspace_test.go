@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // SAVE refuses to eat into the free space the journal needs (MinFreeBytes), writes nothing then,
@@ -13,7 +14,7 @@ import (
 func TestSaveLeavesTheReserveFree(t *testing.T) {
 	free, err := datafile.FreeBytes(t.TempDir())
 	if err != nil {
-		t.Skipf("the free space of the temporary directory cannot be read: %v", err)
+		testutil.Skip(t, "the free space of the temporary directory cannot be read: %v", err)
 	}
 	for _, c := range []struct {
 		reserve int64

@@ -86,7 +86,7 @@ var backend = cmp.Or(os.Getenv("STS_TEST_BACKEND"), "memory")
 func requireMemory(t testing.TB, why string) {
 	t.Helper()
 	if backend != "memory" {
-		t.Skipf("memory backend only: %s", why)
+		testutil.SkipWaived(t, testutil.MemoryOnly, "memory backend only: %s", why)
 	}
 }
 
@@ -101,7 +101,7 @@ func newTestServer(t testing.TB, cfg Config) *testServer {
 		ts.store = ts.mem
 	case "redis":
 		if cfg.Limits.MaxTotalBytes > 0 {
-			t.Skip("memory backend only: --max-total-bytes is Redis' maxmemory on Redis")
+			testutil.SkipWaived(t, testutil.MemoryOnly, "memory backend only: --max-total-bytes is Redis' maxmemory on Redis")
 		}
 		ts.store = redisstoretest.Open(t, redistest.Start(t).URL(), redisstore.Options{Limits: cfg.Limits})
 	default:

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // nameCommands are the commands that take FILENAME, each as a request with the name's place
@@ -160,7 +162,7 @@ func TestConfigShowsTheDatasetDirectoryAsGiven(t *testing.T) {
 	}
 	rel, err := filepath.Rel(wd, t.TempDir())
 	if err != nil || filepath.IsAbs(rel) {
-		t.Skipf("no relative path to a temporary directory: %q %v", rel, err)
+		testutil.Skip(t, "no relative path to a temporary directory: %q %v", rel, err)
 	}
 	ts := startServer(t, func(c *Config) { c.DatasetDir = rel })
 	if got := ts.get(t, "/sts/CONFIG"); !strings.Contains(got, "jmeterPlugin.sts.datasetDirectory="+rel+"<br />\n") {

@@ -12,63 +12,85 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 )
 
-// slowLine returns a line on which the pattern (a+)+$ backtracks for between limit/8 and
-// limit/4, measured on this machine: each extra 'a' doubles the time.
+// slowLine returns the longest line on which the pattern (a+)+$ backtracks for less than
+// limit/2, with its cost measured on this machine: each extra 'a' doubles the time, so a line
+// below limit/2 always exists, and a timeout per line would never end a scan of such lines.
 func slowLine(t *testing.T, limit time.Duration) (string, time.Duration) {
 	t.Helper()
 	re, err := javaregex.Compile(`(a+)+$`, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var line string
+	var cost time.Duration
 	for n := 10; n < 40; n++ {
-		line := strings.Repeat("a", n) + "!"
-		cost := time.Duration(1<<63 - 1)
+		next := strings.Repeat("a", n) + "!"
+		least := time.Duration(1<<63 - 1)
 		for range 3 { // the least of three runs, so that a pause does not count
 			start := time.Now()
-			if _, err := re.Find(line); err != nil {
+			if _, err := re.Find(next); err != nil {
 				t.Fatal(err)
 			}
-			cost = min(cost, time.Since(start))
+			least = min(least, time.Since(start))
 		}
-		if cost >= limit/8 {
-			if cost > limit/4 {
-				t.Skipf("no line costs between %v and %v here (%d a's: %v)", limit/8, limit/4, n, cost)
+		if least >= limit/2 {
+			if line == "" {
+				t.Fatalf("(a+)+$ takes %v on %d a's already", least, n)
 			}
 			return line, cost
 		}
+		line, cost = next, least
 	}
 	t.Fatal("(a+)+$ never got slow")
 	return "", 0
 }
 
+// A FIND's regex timeout bounds the whole request, not each line: a scan of lines that each
+// stay under the limit, 30 times the limit in all, ends near the limit; and a LENGTH sent
+// while it runs waits no longer than the FIND's matches may run.
 func TestFindRegexLimitBoundsTheRequest(t *testing.T) {
 	const limit = 400 * time.Millisecond
 	ts := startServer(t, func(c *Config) { c.RegexTimeout = limit })
 	line, cost := slowLine(t, limit)
-	lines := make([]string, 80)
+	// As many lines as make the scan 30 times the limit, whatever one line costs here.
+	lines := make([]string, int(30*limit/cost)+1)
 	for i := range lines {
 		lines[i] = line
 	}
 	ts.loadList(t, "r", lines...)
+	length := okBody(strconv.Itoa(len(lines)))
 	scan := time.Duration(len(lines)) * cost // what a limit per line would let the scan take
 
 	start := time.Now()
-	find := ts.background(t, "/sts/FIND?FILENAME=r&FIND_MODE=REGEX_MATCH&LINE=(a%2B)%2B%24")
-	time.Sleep(limit / 4)
-	// The list's lock is held only while the FIND's matches may run.
-	lengthStart := time.Now()
-	ts.expect(t, "/sts/LENGTH?FILENAME=r", okBody("80"))
-	lengthTook := time.Since(lengthStart)
-	if body := find(); body != koBody("Regex evaluation timed out !") {
-		t.Fatalf("FIND over %d lines of %v each: %q, want the timeout", len(lines), cost, body)
+	found := make(chan string, 1)
+	ts.sendInBackground("/sts/FIND?FILENAME=r&FIND_MODE=REGEX_MATCH&LINE=(a%2B)%2B%24", found)
+	// LENGTHs one after the other until the FIND answers: some run while it holds the list.
+	var body string
+	var lengthTook time.Duration
+	for lengths := 0; body == ""; lengths++ {
+		if time.Since(start) > 2*scan {
+			t.Fatalf("FIND over %d lines of %v each has not answered after %v", len(lines), cost, time.Since(start))
+		}
+		sent := time.Now()
+		ts.expect(t, "/sts/LENGTH?FILENAME=r", length)
+		lengthTook = max(lengthTook, time.Since(sent))
+		select {
+		case body = <-found:
+			t.Logf("%d LENGTHs sent while the FIND ran", lengths+1)
+		default:
+		}
 	}
 	findTook := time.Since(start)
-	// Both end near the limit, far from the scan's cost (10 to 20 times the limit).
-	if findTook > scan/3 || lengthTook > scan/3 {
-		t.Errorf("FIND took %v and LENGTH waited %v; the limit is %v and the whole scan %v", findTook, lengthTook, limit, scan)
+	if body != koBody("Regex evaluation timed out !") {
+		t.Fatalf("FIND over %d lines of %v each: %q, want the timeout", len(lines), cost, body)
 	}
-	t.Logf("FIND took %v, LENGTH waited %v (limit %v, scan %v)", findTook, lengthTook, limit, scan)
-	ts.expect(t, "/sts/LENGTH?FILENAME=r", okBody("80")) // nothing taken
+	// Both end near the limit, far from the scan's cost (30 times the limit): a tenth of the
+	// scan leaves a loaded machine 2.6 s of slack.
+	if findTook > scan/10 || lengthTook > scan/10 {
+		t.Errorf("FIND took %v and a LENGTH waited %v; the limit is %v and the whole scan %v", findTook, lengthTook, limit, scan)
+	}
+	t.Logf("FIND took %v, a LENGTH waited %v at most (limit %v, scan of %d lines %v)", findTook, lengthTook, limit, len(lines), scan)
+	ts.expect(t, "/sts/LENGTH?FILENAME=r", length) // nothing taken
 	// Each FIND has a limit of its own.
 	ts.get(t, "/sts/ADD?FILENAME=r&LINE=aaa")
 	ts.expect(t, "/sts/FIND?FILENAME=r&FIND_MODE=REGEX_MATCH&LINE=(a%2B)%2B%24", okBody("aaa"))

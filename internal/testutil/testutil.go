@@ -1,11 +1,13 @@
 // Package testutil holds what the tests of several packages share: the lines they load, the
-// original plugin's HTML bodies they expect, and waiting for a condition by polling. It is for
-// tests only; it imports nothing of the table server, so the table server's own tests use it too.
+// original plugin's HTML bodies they expect, waiting for a condition by polling, and skipping
+// (which CI turns into failing). It is for tests only; it imports nothing of the table server,
+// so the table server's own tests use it too.
 package testutil
 
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -83,4 +85,39 @@ func Until(t testing.TB, timeout, interval time.Duration, what string, cond func
 		}
 		return errors.New("still not " + what)
 	})
+}
+
+// requireAll is STS_REQUIRE_ALL=1, which CI sets (.ci/run): there a test that cannot run fails
+// instead of skipping, so that a missing tool or a lost precondition does not pass for green.
+var requireAll = os.Getenv("STS_REQUIRE_ALL") == "1"
+
+// Skip skips t because something it needs is missing (a tool, root, an environment variable);
+// with STS_REQUIRE_ALL=1 it fails t instead. Every test skips through Skip or SkipWaived, never
+// t.Skip, so that CI cannot go green on tests that did not run (TestNoSilentSkip checks).
+func Skip(t testing.TB, format string, args ...any) {
+	t.Helper()
+	reason := fmt.Sprintf(format, args...)
+	if requireAll {
+		t.Fatalf("STS_REQUIRE_ALL=1: this test must run here, but would skip: %s", reason)
+	}
+	t.Skip(reason)
+}
+
+// A Waiver is a skip that CI may take: each is named here with why what it skips is covered.
+type Waiver string
+
+const (
+	// MemoryOnly skips, on the Redis backend, a test of what only the memory store has (a
+	// journal, an exact byte limit, one server's order of waiters): make test runs package sts
+	// once per backend, and the memory run has the test.
+	MemoryOnly Waiver = "memory-only"
+	// X86Paths skips, on another architecture, a case whose expected file paths are x86_64
+	// Debian's (/lib/x86_64-linux-gnu): the other cases check the same code with the host's.
+	X86Paths Waiver = "x86_64-paths"
+)
+
+// SkipWaived skips t under waiver w, with STS_REQUIRE_ALL=1 too.
+func SkipWaived(t testing.TB, w Waiver, format string, args ...any) {
+	t.Helper()
+	t.Skipf("%s (waiver %s)", fmt.Sprintf(format, args...), w)
 }

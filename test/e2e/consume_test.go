@@ -194,8 +194,9 @@ func testRestartKeepsConsumption(t *testing.T) {
 	waitListLength(t, sts, "durable.csv", 0)
 }
 
-// requireDurability skips the test when this build cannot keep the lists across a restart:
-// the operator must pass --state-dir for spec.storage, and the table server must know it.
+// requireDurability fails the test when this build cannot keep the lists across a restart: the
+// operator must pass --state-dir for spec.storage, and the table server must know it. Both
+// exist, so a build without them is a regression, not a reason to skip.
 func requireDurability(t *testing.T, sts *stsv1alpha1.SimpleTableServer) {
 	t.Helper()
 	d := &appsv1.Deployment{}
@@ -203,7 +204,7 @@ func requireDurability(t *testing.T, sts *stsv1alpha1.SimpleTableServer) {
 		return k8s.Get(ctx, client.ObjectKeyFromObject(sts), d)
 	})
 	if !slices.ContainsFunc(d.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--state-dir") }) {
-		t.Skip("the operator does not turn on the table server's journal for spec.storage (issue 5: --state-dir wiring)")
+		t.Fatalf("the operator did not pass --state-dir for spec.storage: the table server's journal is off (args %q)", d.Spec.Template.Spec.Containers[0].Args)
 	}
 	eventually(t, 3*time.Minute, "the table server started with --state-dir", func(ctx context.Context) error {
 		pods, err := clientset.CoreV1().Pods(sts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + sts.Name})
@@ -220,7 +221,7 @@ func requireDurability(t *testing.T, sts *stsv1alpha1.SimpleTableServer) {
 				}
 				log, _ := clientset.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: cs.Name, Previous: cs.State.Terminated == nil}).DoRaw(ctx)
 				if strings.Contains(string(log), "flag provided but not defined: -state-dir") {
-					t.Skipf("the table server in %s does not know --state-dir yet (issue 5: durability)", cs.Image)
+					t.Fatalf("the table server in %s does not know --state-dir", cs.Image)
 				}
 			}
 		}

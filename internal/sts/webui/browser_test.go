@@ -22,6 +22,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // The browser tests drive Debian's Chromium, headless, through chromedp: one browser for the
@@ -58,7 +59,7 @@ func chromiumFlags(path, profile string) []chromedp.ExecAllocatorOption {
 func newTab(t testing.TB) context.Context {
 	t.Helper()
 	if os.Getenv("STS_SKIP_BROWSER") == "1" {
-		t.Skip("STS_SKIP_BROWSER=1: the web page's browser tests are skipped")
+		testutil.Skip(t, "STS_SKIP_BROWSER=1: the web page's browser tests are skipped")
 	}
 	path, err := exec.LookPath("chromium")
 	if err != nil {
