@@ -273,12 +273,8 @@ func (u *UI) change(w http.ResponseWriter, r *http.Request, sess session, name s
 	http.Redirect(w, r, listPath(name)+"?done="+done, http.StatusSeeOther)
 }
 
-// multipartFraming is what an upload may send beyond its file: the form's other fields and the
-// multipart framing.
-const multipartFraming = 64 << 10
-
-// upload reads the file of the upload form within MaxBodyBytes, checks it is text in the read
-// charset and LOADs it. A problem means nothing was loaded.
+// upload reads the file of the upload form (the body, framing included, is within MaxBodyBytes),
+// checks it is text in the read charset and LOADs it. A problem means nothing was loaded.
 func (u *UI) upload(w http.ResponseWriter, r *http.Request, name string) (Outcome, int, string) {
 	max := u.opt.MaxBodyBytes
 	parts, err := r.MultipartReader()
@@ -301,12 +297,8 @@ func (u *UI) upload(w http.ResponseWriter, r *http.Request, name string) (Outcom
 			v, _ := io.ReadAll(io.LimitReader(part, 16))
 			mode = string(v)
 		case "file":
-			file, err = io.ReadAll(io.LimitReader(part, max+1))
-			if err != nil {
+			if file, err = io.ReadAll(part); err != nil {
 				return Outcome{}, uploadStatus(err), uploadProblem(err, max)
-			}
-			if int64(len(file)) > max {
-				return Outcome{}, http.StatusRequestEntityTooLarge, uploadProblem(&http.MaxBytesError{Limit: max}, max)
 			}
 			got = true
 		}
@@ -335,7 +327,7 @@ func uploadStatus(err error) int {
 func uploadProblem(err error, max int64) string {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return fmt.Sprintf("The file is larger than the server takes (--max-body-bytes, %d bytes). Nothing was loaded.", max)
+		return fmt.Sprintf("The upload is larger than the server takes (--max-body-bytes, %d bytes, the form around the file included). Nothing was loaded.", max)
 	}
 	return "The upload could not be read: " + err.Error() + ". Nothing was loaded."
 }

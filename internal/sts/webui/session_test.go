@@ -2,16 +2,21 @@ package webui
 
 import (
 	"bufio"
+	"bytes"
+	"context"
 	"io"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 )
 
@@ -93,27 +98,87 @@ func TestStreamsEndWithTheirSession(t *testing.T) {
 	}
 }
 
-// A form larger than --max-body-bytes is told so (413), not taken for a form without its CSRF
-// token; a form within the limit still needs the token.
+// recordingProtocol answers every command OK and records which ran.
+type recordingProtocol struct{ ran []string }
+
+func (p *recordingProtocol) Run(_ context.Context, command string, _ map[string]string, _ []byte) Outcome {
+	p.ran = append(p.ran, command)
+	return Outcome{OK: true, Status: http.StatusOK, Text: "1"}
+}
+func (p *recordingProtocol) Export(http.ResponseWriter, *http.Request, string) {}
+func (p *recordingProtocol) Matcher(string, string) (store.Matcher, error)     { return nil, nil }
+
+// A POST to the page is bounded by --max-body-bytes, framing included, as docs/security.md
+// says: a form or an upload one byte over is told so (413) and runs nothing, not taken for a
+// form without its CSRF token; one of exactly the limit runs its command; a form within the
+// limit still needs the token.
 func TestAFormTooLargeIsToldSo(t *testing.T) {
-	u := New(Options{Store: memory.New(), Token: func() string { return "" }, Facts: func() []Fact { return nil },
-		MaxBodyBytes: 1000, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	const limit = 1000
+	p := &recordingProtocol{}
+	lists := memory.New()
+	if err := lists.Replace(context.Background(), "x", []string{"a"}, ""); err != nil { // the page shows a refused upload on its list
+		t.Fatal(err)
+	}
+	u := New(Options{Store: lists, Protocol: p, Token: func() string { return "" }, Facts: func() []Fact { return nil },
+		MaxBodyBytes: limit, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	defer u.Close()
 	const nonce = "0123456789abcdef"
-	post := func(form url.Values) *httptest.ResponseRecorder {
-		r := httptest.NewRequest(http.MethodPost, Prefix+"lists/x", strings.NewReader(form.Encode()))
-		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	csrf := newSession("", nonce).csrf
+	post := func(contentType, body string) *httptest.ResponseRecorder {
+		target := Prefix + "lists/x"
+		if strings.HasPrefix(contentType, "multipart/") { // as the page's upload form sends it
+			target += "?" + url.Values{"action": {"load"}, "csrf": {csrf}}.Encode()
+		}
+		r := httptest.NewRequest(http.MethodPost, target, strings.NewReader(body))
+		r.Header.Set("Content-Type", contentType)
 		r.AddCookie(&http.Cookie{Name: sessionCookie, Value: nonce + "."})
 		w := httptest.NewRecorder()
 		u.ServeHTTP(w, r)
 		return w
 	}
-	csrf := newSession("", nonce).csrf
-	if w := post(url.Values{"action": {"add"}, "line": {strings.Repeat("x", 70_000)}, "csrf": {csrf}}); w.Code != http.StatusRequestEntityTooLarge ||
-		!strings.Contains(w.Body.String(), "--max-body-bytes: 1000 bytes") {
-		t.Errorf("a form too large: %d %s", w.Code, w.Body)
+	// form is an ADD form of size bytes; upload an upload form of size bytes, framing included.
+	form := func(size int) string {
+		f := url.Values{"action": {"add"}, "csrf": {csrf}, "line": {""}}.Encode()
+		return f + strings.Repeat("x", size-len(f))
 	}
-	if w := post(url.Values{"action": {"add"}, "line": {"x"}}); w.Code != http.StatusForbidden {
-		t.Errorf("a form without its CSRF token: %d", w.Code)
+	multipartForm := func(file string) (string, string) {
+		var b bytes.Buffer
+		m := multipart.NewWriter(&b)
+		_ = m.WriteField("mode", "LAST")
+		f, _ := m.CreateFormFile("file", "f.txt")
+		_, _ = io.WriteString(f, file)
+		_ = m.Close()
+		return m.FormDataContentType(), b.String()
+	}
+	upload := func(size int) (string, string) {
+		_, empty := multipartForm("")
+		return multipartForm(strings.Repeat("y", size-len(empty)))
+	}
+	const urlencoded = "application/x-www-form-urlencoded"
+	for _, size := range []int{limit + 1, 2_086, 60_086, 70_000} {
+		p.ran = nil
+		if w := post(urlencoded, form(size)); w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "--max-body-bytes: 1000 bytes") || len(p.ran) != 0 {
+			t.Errorf("a form of %d bytes: %d, ran %q\n%s", size, w.Code, p.ran, w.Body)
+		}
+		p.ran = nil
+		if contentType, body := upload(size); len(body) != size {
+			t.Fatalf("the upload form is %d bytes, want %d", len(body), size)
+		} else if w := post(contentType, body); w.Code != http.StatusRequestEntityTooLarge || !strings.Contains(w.Body.String(), "--max-body-bytes") || len(p.ran) != 0 {
+			t.Errorf("an upload of %d bytes: %d, ran %q", size, w.Code, p.ran)
+		}
+	}
+	p.ran = nil
+	if w := post(urlencoded, form(limit)); w.Code != http.StatusSeeOther || !slices.Equal(p.ran, []string{"ADD"}) {
+		t.Errorf("a form of exactly the limit: %d, ran %q\n%s", w.Code, p.ran, w.Body)
+	}
+	p.ran = nil
+	if contentType, body := upload(limit); len(body) != limit {
+		t.Fatalf("the upload form is %d bytes, want %d", len(body), limit)
+	} else if w := post(contentType, body); w.Code != http.StatusSeeOther || !slices.Equal(p.ran, []string{"LOAD"}) {
+		t.Errorf("an upload of exactly the limit: %d, ran %q\n%s", w.Code, p.ran, w.Body)
+	}
+	p.ran = nil
+	if w := post(urlencoded, url.Values{"action": {"add"}, "line": {"x"}}.Encode()); w.Code != http.StatusForbidden || len(p.ran) != 0 {
+		t.Errorf("a form without its CSRF token: %d, ran %q", w.Code, p.ran)
 	}
 }

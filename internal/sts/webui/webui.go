@@ -69,7 +69,8 @@ type Options struct {
 	Activity func(list string) (reads, adds int64)
 	// Charset is the read charset: an upload must be text in it.
 	Charset datafile.Charset
-	// MaxBodyBytes bounds an upload, as it bounds a LOAD's body.
+	// MaxBodyBytes bounds the body of every POST to the page (an upload's file with its form),
+	// as it bounds a LOAD's body.
 	MaxBodyBytes int64
 	// Interval is how often the overview is sampled while someone watches (1 s when zero).
 	Interval time.Duration
@@ -137,10 +138,11 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
-		// A form's line goes to ADD, an upload's file to LOAD: as large as a protocol request's
-		// body may be, with a multipart form's framing on top. Any POST is bounded, since a
-		// multipart body sent to another form would otherwise be parsed whole.
-		r.Body = http.MaxBytesReader(w, r.Body, u.opt.MaxBodyBytes+multipartFraming)
+		// A form's line goes to ADD, an upload's file to LOAD: a POST to the page is bounded as
+		// a protocol request's body is, framing included, so that --max-body-bytes is the bound
+		// docs/security.md gives. Any POST is bounded, since a multipart body sent to another
+		// form would otherwise be parsed whole.
+		r.Body = http.MaxBytesReader(w, r.Body, u.opt.MaxBodyBytes)
 		if !strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/") {
 			// Read here, so that a form too large is told so, not that its CSRF token is missing.
 			if err := r.ParseForm(); err != nil {
