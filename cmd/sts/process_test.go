@@ -65,7 +65,7 @@ func (c *rawClient) get(target string) (status int, body string, sent bool, err 
 
 // A token file replaced in place, as the kubelet replaces a mounted Secret, gives the running
 // server the new token: the old one is refused from then on. A file that turns empty or
-// unreadable keeps the token in force.
+// unreadable keeps the token in force, and is read again until it is readable.
 func TestRotatedTokenFileNeedsNoRestart(t *testing.T) {
 	dir := t.TempDir()
 	tokenFile := filepath.Join(dir, "token")
@@ -102,4 +102,28 @@ func TestRotatedTokenFileNeedsNoRestart(t *testing.T) {
 	if got := srv.Status("/sts/STATUS"); got != http.StatusUnauthorized {
 		t.Errorf("no token after the file emptied: HTTP %d, want 401", got)
 	}
+	// A directory where the file was cannot be read, by root too.
+	if err := os.Remove(tokenFile); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(tokenFile, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Until(t, 20*time.Second, 50*time.Millisecond, "the unreadable file logged", func() bool {
+		return strings.Contains(srv.Logs.String(), "is a directory")
+	})
+	if got := srv.Status("/sts/STATUS?TOKEN=second"); got != http.StatusOK {
+		t.Errorf("the token in force after the file turned unreadable: HTTP %d, want 200", got)
+	}
+	if got := srv.Status("/sts/STATUS"); got != http.StatusUnauthorized {
+		t.Errorf("no token after the file turned unreadable: HTTP %d, want 401", got)
+	}
+	// And the file readable again is taken: the watch went on.
+	if err := os.Remove(tokenFile); err != nil {
+		t.Fatal(err)
+	}
+	replace("third\n")
+	testutil.Until(t, 20*time.Second, 50*time.Millisecond, "the token of the file readable again accepted", func() bool {
+		return srv.Status("/sts/STATUS?TOKEN=third") == http.StatusOK
+	})
 }
