@@ -321,6 +321,12 @@ func storeFailure(command, name string, err error) reply {
 		return koLimit(command, limit.Limit, limit.Max)
 	case errors.Is(err, store.ErrFull):
 		return ko(command, http.StatusInsufficientStorage, protocol.ReasonLimit, "Storage backend full !")
+	case errors.Is(err, store.ErrRequestReused):
+		return ko(command, http.StatusUnprocessableEntity, protocol.ReasonRequestIDReused, "REQUEST_ID was sent before with another request !")
+	case errors.Is(err, store.ErrOutcomeUnknown):
+		// The backend's error is logged by the store. Only a retry with the same REQUEST_ID can
+		// learn whether the change was made.
+		return ko(command, http.StatusServiceUnavailable, protocol.ReasonOutcomeUnknown, "Storage backend did not answer: the change may have been made; send commands with a REQUEST_ID to retry them safely !")
 	case errors.Is(err, store.ErrUnavailable):
 		// The backend's error (an address, a Redis message) is logged by the store, not shown.
 		return ko(command, http.StatusServiceUnavailable, protocol.ReasonBackendUnavailable, "Storage backend unavailable, retry later !")

@@ -22,11 +22,12 @@ import (
 // leaves its list as it is, and the other lists are reloaded all the same: the answer is then a
 // KO naming each failure, whose JSON form also lists what was reloaded.
 //
-// The leases running on a list are ended first (store.EndLeases), as if acknowledged: a line held
-// under one is in the reloaded list already, and must not come back to it a second time when the
-// lease expires or is released; an ACK of it then answers an unknown lease. The answer gives, as
-// each list's leased lines, those whose leases the reload ended. A lease taken between the end of
-// the leases and the replacement still runs; it holds a line of the old content.
+// The leases running on a list end in the same step (store.Reload), as if acknowledged: a line
+// held under one is in the reloaded list already, and must not come back to it a second time when
+// the lease expires or is released; an ACK of it then answers an unknown lease. The answer gives,
+// as each list's leased lines, those whose leases the reload ended. With a REQUEST_ID, a retry
+// reloads none of the lists the first reloaded (store/request.go): it would undo what clients did
+// with them since.
 func (s *Server) reload(req *request) reply {
 	name, one := req.params["FILENAME"]
 	if one {
@@ -66,10 +67,7 @@ func (s *Server) reload(req *request) reply {
 		ended := 0
 		if rep == nil {
 			var err error
-			if ended, err = s.store.EndLeases(req.ctx, src.list); err == nil {
-				err = s.store.Replace(req.ctx, src.list, lines, sum)
-			}
-			if err != nil {
+			if ended, err = s.store.Reload(req.ctx, src.list, lines, sum); err != nil {
 				failure := storeFailure(cmdReload, src.list, err)
 				rep = &failure
 			}

@@ -26,7 +26,8 @@ import (
 // store holds what clients did with it. The list is kept as it is and that is logged; INITFILE
 // and LOAD MODE=REPLACE are how a client replaces it. Among this server's own sources, a later
 // one replaces an earlier list of the same name. A list absent from the store goes through
-// store.LoadOnce, so that servers starting together on the same content load it once.
+// store.LoadOnce, so that of servers starting together one loads it, whatever their files hold:
+// the others keep it, and say so in their log, with a warning when their file differs.
 func (s *Server) LoadAtStartup(ctx context.Context) {
 	defer s.phase.CompareAndSwap(phaseStarting, phaseServing)
 	var failures []loadFailure
@@ -56,14 +57,15 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 			}
 		}
 		lines, sum, rep := src.read()
+		loaded := false
 		if rep == nil {
-			rep = s.loadOnce(ctx, src.list, lines, sum, src.path)
+			loaded, rep = s.loadOnce(ctx, src.list, lines, sum, src.path, mine[src.list])
 		}
 		if rep != nil {
 			fail("Could not load list", src.list, src.origin, *rep)
 			continue
 		}
-		mine[src.list] = true
+		mine[src.list] = mine[src.list] || loaded
 	}
 }
 
@@ -195,20 +197,31 @@ func (s *Server) readFile(path string) func() ([]string, string, *reply) {
 	}
 }
 
-// loadOnce hands a startup source's lines to store.LoadOnce and logs what it did: it keeps the
-// list when another server starting at the same time loaded the same content first. It returns
-// the failure, or nil.
-func (s *Server) loadOnce(ctx context.Context, list string, lines []string, sum, source string) *reply {
-	loaded, err := s.store.LoadOnce(ctx, list, lines, sum)
+// loadOnce hands a startup source's lines to store.LoadOnce, or to store.Replace when this
+// startup loaded the list from an earlier source (again), and logs what it did: it keeps the list
+// when another server starting at the same time loaded it first. It returns whether it loaded, or
+// the failure.
+func (s *Server) loadOnce(ctx context.Context, list string, lines []string, sum, source string, again bool) (bool, *reply) {
+	var err error
+	loaded, held := true, sum
+	if again {
+		err = s.store.Replace(ctx, list, lines, sum)
+	} else {
+		loaded, held, err = s.store.LoadOnce(ctx, list, lines, sum)
+	}
 	if err != nil {
 		rep := storeFailure(cmdInitFile, list, err)
-		return &rep
+		return false, &rep
 	}
 	if !loaded {
 		n, _ := s.store.Length(ctx, list)
-		s.log.Info("Kept the list the store holds instead of loading it", "list", list, "lines", n, "source", source)
-		return nil
+		if held != sum {
+			s.log.Warn("Kept the list another server loaded first, from another content than this server's file", "list", list, "lines", n, "source", source, "digest", held, "file_digest", sum)
+		} else {
+			s.log.Info("Kept the list the store holds instead of loading it", "list", list, "lines", n, "source", source)
+		}
+		return false, nil
 	}
 	s.log.Info("Loaded list", "list", list, "lines", len(lines), "source", source)
-	return nil
+	return true, nil
 }

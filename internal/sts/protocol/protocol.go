@@ -121,13 +121,16 @@ const (
 	ReasonDuplicate        = "duplicate"         // 409: ADD UNIQUE of a line the list has
 	ReasonLeaseNotFound    = "lease_not_found"   // 404: no such lease (never given, acknowledged, or forgotten), or none holds the LINE
 	ReasonLeaseEnded       = "lease_ended"       // 409: ACK or EXTEND of a lease that expired or was released: its lines went back
-	ReasonInProgress       = "in_progress"       // 409: the first request with this REQUEST_ID has not answered yet
 	ReasonRequestIDReused  = "request_id_reused" // 422: this REQUEST_ID came with another request
 	ReasonTooLarge         = "too_large"         // 413: the request's body is over --max-body-bytes
 	ReasonLimit            = "limit_exceeded"    // 413 for a line or list name too large, 507 for a list, the lists' count, the store or SAVE's disk reserve full
 	ReasonIO               = "io_error"          // 500: the server's file system failed
 	ReasonUnavailable      = "unavailable"       // 503: the server is starting or stopping, or the request was cancelled
 	ReasonNotRecorded      = "not_recorded"      // 503: the journal could not record the change
+	// ReasonOutcomeUnknown is a change sent to the backend (Redis) whose answer never came back
+	// (a timeout, a connection cut): it may have been made. A retry with the same REQUEST_ID
+	// tells; without one, the client cannot know.
+	ReasonOutcomeUnknown = "outcome_unknown" // 503
 	// ReasonBackendUnavailable is a store that cannot take the command (Redis down, or the
 	// journal unable to write on a full disk; nothing was changed): 503, so that clients and load
 	// balancers retry.

@@ -46,6 +46,13 @@ var (
 	// ErrUnavailable means the backend cannot be reached (Redis down, or failing over): nothing
 	// was changed that the caller could count on. The error wraps the backend's.
 	ErrUnavailable = errors.New("store: the backend is unavailable")
+	// ErrOutcomeUnknown means a change was sent to the backend and no answer came back (a
+	// timeout, a connection cut, a backend that died): it may or may not have been made. Only a
+	// retry with the same Request can tell (it finds the recorded outcome, or makes the change
+	// once). The error wraps the backend's.
+	ErrOutcomeUnknown = errors.New("store: the change was sent and its outcome is unknown")
+	// ErrRequestReused means a Request's ID was used before with another fingerprint.
+	ErrRequestReused = errors.New("store: the request id was used for another request")
 	// ErrBadPage means Page was given a negative offset or count.
 	ErrBadPage = errors.New("store: a page needs an offset and a count of 0 or more")
 )
@@ -95,6 +102,7 @@ type Matcher func(line string) (bool, error)
 
 // Store holds named lists of lines. Every method is safe for concurrent use, and each operation
 // is atomic with respect to the list it touches, across every process that shares the backend.
+// A change whose context carries a Request (WithRequest) is made at most once (request.go).
 // A change returns only once it is durable in the backend's own sense (the journal, replica
 // acknowledgements); otherwise ErrNotRecorded. A backend that cannot be reached answers
 // ErrUnavailable. A wait ends when ctx does; a command already sent to a remote backend is
@@ -142,21 +150,10 @@ type Store interface {
 	// Extend makes a running lease expire ttl from now and returns when; failures are Ack's.
 	Extend(ctx context.Context, ref LeaseRef, ttl time.Duration) (time.Time, error)
 
-	// EndLeases ends every lease of the list without giving its lines back, as if each were
-	// acknowledged, and returns how many lines they held: a reset that brings the list back to
-	// its source's content (RELOAD) must not have lines read before it come back after it.
-	// Their ids are then unknown (ErrLeaseNotFound). A list without leases, or none, gives 0.
-	EndLeases(ctx context.Context, name string) (int, error)
-
-	// Claim reserves a client's request id (REQUEST_ID) for window, so that a retry of the same
-	// request is answered once, by the first. claimed says the id was free and is now this
-	// caller's, who must Settle it with the answer; otherwise answer is what the first request
-	// settled (nil while it has not: it is still running, or its server died before answering).
-	Claim(ctx context.Context, id string, window time.Duration) (answer []byte, claimed bool, err error)
-
-	// Settle records the answer (not empty) of a request whose id Claim gave, for the rest of
-	// window from now.
-	Settle(ctx context.Context, id string, answer []byte, window time.Duration) error
+	// BindRequest ties r.ID to r.Fingerprint for r.Window, so that the id sent again with another
+	// request, on any list, is refused with ErrRequestReused; the same request is let through,
+	// to find its recorded outcome (request.go).
+	BindRequest(ctx context.Context, r Request) error
 
 	// Add inserts line at the front (First) or the end (Last), creating the list if it is new,
 	// even when the Add then fails. With unique, a line equal to one already in the list is
@@ -177,15 +174,20 @@ type Store interface {
 	// changes nothing.
 	Replace(ctx context.Context, name string, lines []string, digest string) error
 
-	// LoadOnce is a startup load of a dataset whose content has the given digest: it replaces the
-	// list as Replace does, unless the store already holds what such a load would give it, and
-	// reports whether it loaded. The list is kept when its Digest is digest (another server
-	// sharing the backend loaded the same content, which clients may have consumed since), and,
-	// in a store restored from disk, when the restored state has the list at all. Concurrent
-	// LoadOnce calls with the same digest load it once. The table server's startup calls it only
-	// for a list the store did not hold when it looked, or one an earlier source of the same
-	// startup loaded: it keeps any other list whatever its digest (sts.Server.LoadAtStartup).
-	LoadOnce(ctx context.Context, name string, lines []string, digest string) (bool, error)
+	// Reload is Replace that also ends every lease of the list, in the same atomic step, without
+	// giving its lines back, as if each were acknowledged, and returns how many lines they held:
+	// a reset that brings the list back to its source's content (RELOAD) must not have lines read
+	// before it come back after it, nor a lease taken while the content was on its way survive
+	// it. The leases' ids are then unknown (ErrLeaseNotFound).
+	Reload(ctx context.Context, name string, lines []string, digest string) (ended int, err error)
+
+	// LoadOnce is a startup load of a dataset whose content has the given digest: it creates the
+	// list with lines, as Replace would, only if the list does not exist, and reports whether it
+	// did, with the digest the list holds. Of servers sharing a backend and starting together,
+	// whatever their contents, the first creates the list and the others keep it: they must not
+	// replace lines that clients may have consumed since. The table server's startup calls it
+	// for a list the store did not hold when it looked (sts.Server.LoadAtStartup).
+	LoadOnce(ctx context.Context, name string, lines []string, digest string) (loaded bool, held string, err error)
 
 	// Lines returns a copy of the list's lines in order; ErrNotLoaded if there is no such list.
 	Lines(ctx context.Context, name string) ([]string, error)

@@ -54,6 +54,7 @@ func (committed) Wait() error { return nil }
 //	                                          returns counted; the steps that follow put them back
 //	                                          (the dead letters went first, in their list's record)
 //	opExtend         uvarint length, id, uvarint expiry (Unix ms)   the lease extended
+//	opOutcome        the outcome of the change for its store.Request (appendOutcome)
 //
 // A random pick is recorded as the index it took, so a replay needs no random source. Every
 // record creates its list if the list does not exist; a record without steps does only that
@@ -68,6 +69,7 @@ const (
 	opAck     byte = 'A'
 	opReturn  byte = 'X'
 	opExtend  byte = 'E'
+	opOutcome byte = 'O'
 )
 
 // How a lease ended, in an opReturn step.
@@ -256,7 +258,6 @@ func (m *Memory) Replay(seq uint64, change []byte) error {
 	l, _ := m.lookupOrCreate(name)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.restored = true
 	if seq <= l.seq {
 		return nil
 	}
@@ -317,6 +318,13 @@ func (m *Memory) Replay(seq uint64, change []byte) error {
 			if rest, err = m.replayLeaseStep(l, op, rest); err != nil {
 				return fmt.Errorf("list %q: %w", name, err)
 			}
+		case opOutcome:
+			var id string
+			var o *outcome
+			if id, o, rest, err = readOutcome(rest); err != nil {
+				return fmt.Errorf("list %q: %w", name, err)
+			}
+			m.restoreOutcome(l, id, o)
 		default:
 			return fmt.Errorf("%w: list %q: unknown step %q", errMalformed, name, op)
 		}
@@ -461,7 +469,7 @@ func (m *Memory) RestoreList(name string, seq uint64, lines []string, leases []b
 	}
 	before := l.size()
 	l.replace(lines, size)
-	l.seq, l.restored = seq, true
+	l.seq = seq
 	err := m.restoreLeases(l, string(leases))
 	m.bytes.Add(l.size() - before)
 	return err
@@ -485,9 +493,10 @@ func (m *Memory) Dump(emit func(name string, seq uint64, lines []string, leases 
 }
 
 // encodeLeases is the leases of l in a snapshot: the counts returned and dead-lettered, the
-// returns per line, then each lease (id, expiry in Unix ms, max deliveries, lines).
+// returns per line, each lease (id, expiry in Unix ms, max deliveries, lines), then the outcomes
+// of requests (encodeOutcomes; absent from a snapshot written before they were kept).
 func (l *list) encodeLeases() []byte {
-	if len(l.leases) == 0 && len(l.returns) == 0 && l.returned == 0 && l.deadLettered == 0 {
+	if len(l.leases) == 0 && len(l.returns) == 0 && l.returned == 0 && l.deadLettered == 0 && len(l.outcomes) == 0 {
 		return nil
 	}
 	b := binary.AppendUvarint(nil, uint64(l.returned))
@@ -503,7 +512,7 @@ func (l *list) encodeLeases() []byte {
 		b = binary.AppendUvarint(b, uint64(le.maxDeliveries))
 		b = EncodeLines(b, le.lines)
 	}
-	return b
+	return l.encodeOutcomes(b)
 }
 
 // restoreLeases gives l, locked, the leases encodeLeases wrote in s.
@@ -555,8 +564,14 @@ func (m *Memory) restoreLeases(l *list, s string) error {
 		l.hold(le)
 		m.leases.start(le.id, l)
 	}
+	if s == "" {
+		return nil
+	}
+	if s, err = m.restoreOutcomes(l, s); err != nil {
+		return err
+	}
 	if s != "" {
-		return fmt.Errorf("%w: %d bytes after the leases", errMalformed, len(s))
+		return fmt.Errorf("%w: %d bytes after the outcomes", errMalformed, len(s))
 	}
 	return nil
 }

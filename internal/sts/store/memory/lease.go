@@ -101,7 +101,7 @@ func (m *Memory) ReadLeased(ctx context.Context, name string, pos store.Position
 		return store.Lease{}, err
 	}
 	order := &leaseOrder{spec: spec, id: store.NewLeaseID()}
-	lines, err := m.read(ctx, name, pos, n, false, wait, order)
+	lines, err := m.read(ctx, name, takeRequest{pos: pos, n: n, lease: order}, wait)
 	return order.result(name, lines, err)
 }
 
@@ -111,10 +111,7 @@ func (m *Memory) FindLeased(ctx context.Context, name string, match store.Matche
 		return store.Lease{}, err
 	}
 	order := &leaseOrder{spec: spec, id: store.NewLeaseID()}
-	if err := m.writable(); err != nil {
-		return store.Lease{}, err
-	}
-	lines, err := m.take(ctx, name, takeRequest{match: match, lease: order, client: ctx}, wait)
+	lines, err := m.takeOnce(ctx, name, takeRequest{match: match, lease: order, client: ctx}, wait)
 	return order.result(name, lines, err)
 }
 
@@ -245,25 +242,36 @@ func (m *Memory) leaseOf(ref store.LeaseRef) (*list, *lease, int, error) {
 }
 
 // changeLease runs change on the lease ref names, under its list's lock, as one recorded
-// operation, and returns once it is durable.
-func (m *Memory) changeLease(ref store.LeaseRef, change func(l *list, le *lease, which int)) error {
-	if err := m.writable(); err != nil {
-		return err
-	}
-	l, le, which, err := m.leaseOf(ref)
-	if err != nil {
-		return err
-	}
-	m.begin(l)
-	change(l, le, which)
-	c := m.commit(l, false)
-	l.mu.Unlock()
-	return durable(c)
+// operation made once under the Request ctx carries, and returns its outcome once it is durable.
+func (m *Memory) changeLease(ctx context.Context, ref store.LeaseRef, change func(l *list, le *lease, which int, o *outcome)) (*outcome, error) {
+	return m.once(ctx, func(r *store.Request) (*outcome, error) {
+		if err := m.writable(); err != nil {
+			return nil, err
+		}
+		l, le, which, err := m.leaseOf(ref)
+		if err != nil {
+			return nil, err
+		}
+		o, err := l.recallLocked(r)
+		if o == nil && err == nil {
+			o = &outcome{}
+			m.begin(l)
+			change(l, le, which, o)
+			m.record(l, r, o)
+			m.commit(l, false)
+		}
+		c := l.settled()
+		l.mu.Unlock()
+		if recErr := durable(c); recErr != nil {
+			return nil, recErr
+		}
+		return o, err
+	})
 }
 
 // Ack implements store.Store.
-func (m *Memory) Ack(_ context.Context, ref store.LeaseRef) error {
-	return m.changeLease(ref, func(l *list, le *lease, which int) {
+func (m *Memory) Ack(ctx context.Context, ref store.LeaseRef) error {
+	_, err := m.changeLease(ctx, ref, func(l *list, le *lease, which int, _ *outcome) {
 		if l.recording {
 			l.change = appendAck(l.change, le.id, which)
 		}
@@ -272,14 +280,15 @@ func (m *Memory) Ack(_ context.Context, ref store.LeaseRef) error {
 			m.leases.end(le.id, "")
 		}
 	})
+	return err
 }
 
 // Release implements store.Store.
-func (m *Memory) Release(_ context.Context, ref store.LeaseRef, pos store.Position) error {
+func (m *Memory) Release(ctx context.Context, ref store.LeaseRef, pos store.Position) error {
 	if pos != store.First && pos != store.Last {
 		return store.ErrBadLease
 	}
-	err := m.changeLease(ref, func(l *list, le *lease, which int) {
+	_, err := m.changeLease(ctx, ref, func(l *list, le *lease, which int, _ *outcome) {
 		back := m.giveBack(l, le, which, pos, store.LeaseReleased)
 		if len(back) > 0 && len(l.waiters) > 0 {
 			m.serveWaiters(l, back)
@@ -292,35 +301,29 @@ func (m *Memory) Release(_ context.Context, ref store.LeaseRef, pos store.Positi
 }
 
 // Extend implements store.Store.
-func (m *Memory) Extend(_ context.Context, ref store.LeaseRef, ttl time.Duration) (time.Time, error) {
+func (m *Memory) Extend(ctx context.Context, ref store.LeaseRef, ttl time.Duration) (time.Time, error) {
 	if ttl <= 0 {
 		return time.Time{}, store.ErrBadLease
 	}
-	var expires time.Time
-	err := m.changeLease(ref, func(l *list, le *lease, _ int) {
-		expires = time.Now().Add(ttl).Truncate(time.Millisecond)
-		le.expires = expires
+	o, err := m.changeLease(ctx, ref, func(l *list, le *lease, _ int, o *outcome) {
+		le.expires = time.Now().Add(ttl).Truncate(time.Millisecond)
+		o.expires = le.expires
 		if l.recording {
-			l.change = appendExtend(l.change, le.id, expires)
+			l.change = appendExtend(l.change, le.id, le.expires)
 		}
 		if le.timer != nil {
 			le.timer.Reset(ttl)
 		}
 	})
-	return expires, err
+	if err != nil {
+		return time.Time{}, err
+	}
+	return o.expires, nil
 }
 
-// EndLeases implements store.Store: each lease is acknowledged as a whole, in one record.
-func (m *Memory) EndLeases(_ context.Context, name string) (int, error) {
-	if err := m.writable(); err != nil {
-		return 0, err
-	}
-	l := m.lookup(name)
-	if l == nil {
-		return 0, nil
-	}
-	l.mu.Lock()
-	m.begin(l)
+// endLeasesLocked acknowledges every lease of l (locked, its change begun) as a whole, and returns
+// how many lines they held.
+func (m *Memory) endLeasesLocked(l *list) int {
 	ended := l.leasedLines
 	for _, le := range l.leases {
 		if l.recording {
@@ -329,7 +332,5 @@ func (m *Memory) EndLeases(_ context.Context, name string) (int, error) {
 		m.bytes.Add(-l.ack(le, -1))
 		m.leases.end(le.id, "")
 	}
-	c := m.commit(l, false)
-	l.mu.Unlock()
-	return ended, durable(c)
+	return ended
 }

@@ -20,8 +20,6 @@ type list struct {
 	bytes  int64 // the bytes of the lines held
 	// digest is the store.ListInfo.Digest of the list; not journaled, so a restored list has none.
 	digest string
-	// restored marks a list that the journal restored: LoadOnce keeps it.
-	restored bool
 
 	// seq is the sequence number of the last change record of this list: restoring skips the
 	// records a snapshot of the list already holds.
@@ -47,6 +45,11 @@ type list struct {
 	returns map[string]int
 	// returned and deadLettered are store.ListInfo's counts.
 	returned, deadLettered int64
+
+	// outcomes are the outcomes of the changes made to the list under a store.Request, by the
+	// request's id, and outcomeOrder their ids in the order they were recorded (requests.go).
+	outcomes     map[string]*outcome
+	outcomeOrder []string
 
 	// scanners counts the FINDs scanning the list off its lock (scan.go); while there are any,
 	// scanLog logs the changes that move indexes, and scanSeen numbers the events before it.

@@ -133,6 +133,9 @@ type takeRequest struct {
 	match func(string) (bool, error)
 	keep  bool
 	lease *leaseOrder // nil: no lease
+	// request, when not nil, is the client's store.Request: takeLocked answers its recorded
+	// outcome, or records the one it makes.
+	request *store.Request
 	// client, set for a client's FIND, whose regular expression may be slow, makes it test lines
 	// off the list's lock and through the store's gate (scan.go), giving up when client ends;
 	// missed then gets the lines added at the front meanwhile.
@@ -142,29 +145,42 @@ type takeRequest struct {
 
 // Read implements store.Store.
 func (m *Memory) Read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration) ([]string, error) {
-	return m.read(ctx, name, pos, n, keep, wait, nil)
+	return m.read(ctx, name, takeRequest{pos: pos, n: n, keep: keep}, wait)
 }
 
-// read is Read, or ReadLeased with a lease order.
-func (m *Memory) read(ctx context.Context, name string, pos store.Position, n int, keep bool, wait time.Duration, order *leaseOrder) ([]string, error) {
-	if pos != store.First && pos != store.Last && pos != store.Random {
-		return nil, fmt.Errorf("store: unknown read position %d", pos)
+// read is Read, or ReadLeased with a lease order: req's pos, n, keep and lease.
+func (m *Memory) read(ctx context.Context, name string, req takeRequest, wait time.Duration) ([]string, error) {
+	if req.pos != store.First && req.pos != store.Last && req.pos != store.Random {
+		return nil, fmt.Errorf("store: unknown read position %d", req.pos)
 	}
-	if n < 1 {
-		return nil, fmt.Errorf("store: cannot read %d lines", n)
+	if req.n < 1 {
+		return nil, fmt.Errorf("store: cannot read %d lines", req.n)
 	}
+	return m.takeOnce(ctx, name, req, wait)
+}
+
+// takeOnce runs a read (take) under the Request ctx carries, if any.
+func (m *Memory) takeOnce(ctx context.Context, name string, req takeRequest, wait time.Duration) ([]string, error) {
 	if err := m.writable(); err != nil {
 		return nil, err
 	}
-	return m.take(ctx, name, takeRequest{pos: pos, n: n, keep: keep, lease: order}, wait)
+	o, err := m.once(ctx, func(r *store.Request) (*outcome, error) {
+		req.request = r
+		lines, err := m.take(ctx, name, req, wait)
+		return &outcome{lines: lines}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if req.lease != nil && o.lease != "" { // a lease recalled rather than given now
+		req.lease.id, req.lease.expires = o.lease, o.expires
+	}
+	return o.lines, nil
 }
 
 // Find implements store.Store.
 func (m *Memory) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
-	if err := m.writable(); err != nil {
-		return "", err
-	}
-	lines, err := m.take(ctx, name, takeRequest{match: match, keep: keep, client: ctx}, wait)
+	lines, err := m.takeOnce(ctx, name, takeRequest{match: match, keep: keep, client: ctx}, wait)
 	if err != nil {
 		return "", err
 	}
@@ -175,6 +191,15 @@ func (m *Memory) Find(ctx context.Context, name string, match store.Matcher, kee
 // the change, or the error that a read meets when the list cannot satisfy it with the Commit
 // that error depends on (the list's last change).
 func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error) {
+	if o, err := l.recallLocked(req.request); o != nil || err != nil {
+		if o == nil {
+			return nil, l.settled(), err
+		}
+		if req.lease != nil {
+			req.lease.id, req.lease.expires = o.lease, o.expires
+		}
+		return o.lines, l.settled(), nil
+	}
 	if l.pending {
 		return nil, l.settled(), store.ErrNotLoaded
 	}
@@ -211,6 +236,11 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 		l.consumed(picked)
 	}
 	m.bytes.Add(l.size() - before)
+	o := &outcome{lines: picked}
+	if req.lease != nil {
+		o.lease, o.expires = req.lease.id, req.lease.expires
+	}
+	m.record(l, req.request, o)
 	return picked, m.commit(l, false), nil
 }
 
@@ -255,34 +285,50 @@ func (m *Memory) index(pos store.Position, size int) int {
 }
 
 // Add implements store.Store.
-func (m *Memory) Add(_ context.Context, name, line string, pos store.Position, unique bool) error {
-	if err := m.writable(); err != nil {
-		return err
-	}
-	l, created, err := m.lookupOrCreateLimited(name)
-	if err != nil {
-		return err
-	}
-	return m.bring(l, created, []string{line}, func() error { return m.addLocked(l, line, pos, unique) })
+func (m *Memory) Add(ctx context.Context, name, line string, pos store.Position, unique bool) error {
+	_, err := m.once(ctx, func(r *store.Request) (*outcome, error) {
+		if err := m.writable(); err != nil {
+			return nil, err
+		}
+		l, created, err := m.lookupOrCreateLimited(name)
+		if err != nil {
+			return nil, err
+		}
+		return m.bring(l, created, []string{line}, r, func(*outcome) error { return m.addLocked(l, line, pos, unique) })
+	})
+	return err
 }
 
 // bring runs apply, a change that brings lines to l (Add, Insert, Replace), as one recorded change
-// under l's lock: apply checks the limits and changes the list, or fails and changes nothing. The
-// reads waiting on the list are then offered the lines, before the lock is let go; bring returns
-// once the change is durable, with apply's error.
-func (m *Memory) bring(l *list, created bool, lines []string, apply func() error) error {
+// under l's lock: apply checks the limits and changes the list, or fails and changes nothing,
+// unless r's outcome is recorded in l already, which is then the answer. The reads waiting on the
+// list are then offered the lines, before the lock is let go; bring returns once the change is
+// durable, with the outcome apply filled in and apply's error.
+func (m *Memory) bring(l *list, created bool, lines []string, r *store.Request, apply func(*outcome) error) (*outcome, error) {
 	l.mu.Lock()
+	o, err := l.recallLocked(r)
+	if o != nil || err != nil {
+		c := l.settled()
+		l.mu.Unlock()
+		if recErr := durable(c); recErr != nil {
+			return nil, recErr
+		}
+		return o, err
+	}
+	o = &outcome{}
 	m.begin(l)
-	err := apply()
+	if err = apply(o); err == nil {
+		m.record(l, r, o)
+	}
 	c := m.commit(l, created)
 	if err == nil && len(lines) > 0 && len(l.waiters) > 0 {
 		m.serveWaiters(l, lines)
 	}
 	l.mu.Unlock()
 	if recErr := durable(c); recErr != nil {
-		return recErr
+		return nil, recErr
 	}
-	return err
+	return o, err
 }
 
 func (m *Memory) addLocked(l *list, line string, pos store.Position, unique bool) error {
@@ -306,34 +352,38 @@ func (m *Memory) addLocked(l *list, line string, pos store.Position, unique bool
 }
 
 // Insert implements store.Store.
-func (m *Memory) Insert(_ context.Context, name string, lines []string, pos store.Position) error {
+func (m *Memory) Insert(ctx context.Context, name string, lines []string, pos store.Position) error {
 	if pos != store.First && pos != store.Last {
 		return fmt.Errorf("store: cannot insert at position %d, only store.First or Last", pos)
 	}
-	return m.bringLines(name, lines, true, nil, func(l *list, _ int64) { l.insertAll(lines, pos) })
+	_, err := m.once(ctx, func(r *store.Request) (*outcome, error) {
+		return m.bringLines(name, lines, true, r, nil, func(l *list, _ int64, _ *outcome) { l.insertAll(lines, pos) })
+	})
+	return err
 }
 
 // bringLines makes one change that brings lines, of size bytes, to the list called name (Insert,
-// Replace, LoadOnce), creating it if needed, within the limits: the list keeps its lines or loses
-// them (keepOld), and put adds the new ones. A refused change creates no list. wanted, when not
-// nil, decides under the list's lock whether the change is made at all.
-func (m *Memory) bringLines(name string, lines []string, keepOld bool, wanted func(*list) bool, put func(l *list, size int64)) error {
+// Replace, Reload, LoadOnce), creating it if needed, within the limits: the list keeps its lines
+// or loses them (keepOld), and put adds the new ones. A refused change creates no list. wanted,
+// when not nil, decides under the list's lock whether the change is made at all, knowing whether
+// this call created the list.
+func (m *Memory) bringLines(name string, lines []string, keepOld bool, r *store.Request, wanted func(l *list, created bool) bool, put func(l *list, size int64, o *outcome)) (*outcome, error) {
 	if err := m.writable(); err != nil {
-		return err
+		return nil, err
 	}
 	size, err := m.limits.Measure(lines)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := m.recordable(name, lines); err != nil {
-		return err
+		return nil, err
 	}
 	l, created, reserved, err := m.lookupOrReserve(name, len(lines), size)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return m.bring(l, created, lines, func() error {
-		if wanted != nil && !wanted(l) {
+	return m.bring(l, created, lines, r, func(o *outcome) error {
+		if wanted != nil && !wanted(l, created) {
 			m.bytes.Add(-reserved)
 			return nil
 		}
@@ -344,7 +394,7 @@ func (m *Memory) bringLines(name string, lines []string, keepOld bool, wanted fu
 		if err := m.readmit(count, grow, reserved); err != nil {
 			return err
 		}
-		put(l, size)
+		put(l, size, o)
 		return nil
 	})
 }
@@ -366,25 +416,44 @@ func (m *Memory) Ensure(_ context.Context, name string) error {
 }
 
 // Replace implements store.Store.
-func (m *Memory) Replace(_ context.Context, name string, lines []string, digest string) error {
-	return m.bringLines(name, lines, false, nil, func(l *list, size int64) {
-		l.replace(lines, size)
-		l.digest = digest
+func (m *Memory) Replace(ctx context.Context, name string, lines []string, digest string) error {
+	_, err := m.once(ctx, func(r *store.Request) (*outcome, error) {
+		return m.bringLines(name, lines, false, r, nil, func(l *list, size int64, _ *outcome) {
+			l.replace(lines, size)
+			l.digest = digest
+		})
 	})
+	return err
 }
 
-// LoadOnce implements store.Store. A list restored from the journal is kept whatever its
-// content: the journal holds what clients did with it since it was loaded.
-func (m *Memory) LoadOnce(_ context.Context, name string, lines []string, digest string) (bool, error) {
-	loaded := false
-	err := m.bringLines(name, lines, false, func(l *list) bool {
-		loaded = !l.restored && (digest == "" || l.digest != digest)
-		return loaded
-	}, func(l *list, size int64) {
-		l.replace(lines, size)
-		l.digest = digest
+// Reload implements store.Store: each lease is acknowledged as a whole, then the content
+// replaced, in one record.
+func (m *Memory) Reload(ctx context.Context, name string, lines []string, digest string) (int, error) {
+	o, err := m.once(ctx, func(r *store.Request) (*outcome, error) {
+		return m.bringLines(name, lines, false, r, nil, func(l *list, size int64, o *outcome) {
+			o.n = m.endLeasesLocked(l)
+			l.replace(lines, size)
+			l.digest = digest
+		})
 	})
-	return loaded, err
+	if err != nil {
+		return 0, err
+	}
+	return o.n, nil
+}
+
+// LoadOnce implements store.Store: it loads a list that this call creates, and keeps any other,
+// restored from the journal or created since the caller looked.
+func (m *Memory) LoadOnce(_ context.Context, name string, lines []string, digest string) (bool, string, error) {
+	loaded, held := false, ""
+	_, err := m.bringLines(name, lines, false, nil, func(l *list, created bool) bool {
+		loaded, held = created, l.digest
+		return loaded
+	}, func(l *list, size int64, _ *outcome) {
+		l.replace(lines, size)
+		l.digest, held = digest, digest
+	})
+	return loaded, held, err
 }
 
 // Lines implements store.Store.
@@ -421,23 +490,38 @@ func (m *Memory) Page(_ context.Context, name string, offset, n int) ([]string, 
 }
 
 // Reset implements store.Store.
-func (m *Memory) Reset(_ context.Context, name string) (bool, error) {
-	if err := m.writable(); err != nil {
+func (m *Memory) Reset(ctx context.Context, name string) (bool, error) {
+	o, err := m.once(ctx, func(r *store.Request) (*outcome, error) {
+		if err := m.writable(); err != nil {
+			return nil, err
+		}
+		l := m.lookup(name)
+		if l == nil {
+			return &outcome{}, nil
+		}
+		l.mu.Lock()
+		o, err := l.recallLocked(r)
+		if o == nil && err == nil {
+			o = &outcome{n: 1}
+			m.begin(l)
+			if l.lines.len() > 0 {
+				m.bytes.Add(-l.bytes)
+				l.replace(nil, 0)
+			}
+			m.record(l, r, o)
+			m.commit(l, false)
+		}
+		c := l.settled()
+		l.mu.Unlock()
+		if recErr := durable(c); recErr != nil {
+			return nil, recErr
+		}
+		return o, err
+	})
+	if err != nil {
 		return false, err
 	}
-	l := m.lookup(name)
-	if l == nil {
-		return false, nil
-	}
-	l.mu.Lock()
-	m.begin(l)
-	if l.lines.len() > 0 {
-		m.bytes.Add(-l.bytes)
-		l.replace(nil, 0)
-	}
-	c := m.commit(l, false)
-	l.mu.Unlock()
-	return true, durable(c)
+	return o.n == 1, nil
 }
 
 // sortedLists returns every list, sorted by name. The map lock is let go before the caller takes

@@ -230,7 +230,9 @@ func (m *Memory) claim(ctx context.Context, l *list, w *waiter, untested [][]str
 			}
 			t = taken{err: err}
 			if err == nil {
-				same := takeRequest{match: func(s string) (bool, error) { return s == line, nil }, keep: w.req.keep}
+				// The waiter's own read (its keep, lease and request), of that line only, under the lock.
+				same := w.req
+				same.match, same.client = func(s string) (bool, error) { return s == line, nil }, nil
 				if t.lines, t.commit, t.err = m.takeLocked(l, &same); t.err != nil && store.CanWait(t.err) {
 					l.mu.Unlock() // another read took it first
 					continue

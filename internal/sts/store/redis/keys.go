@@ -64,6 +64,13 @@ func (s *Store) leaseIndex(id string) string {
 	return s.prefix + "lease:{" + id[:n] + "}" + id[n:]
 }
 
-// requestKey holds a client's request id (Claim, Settle): "" while the first request runs, then
-// its answer, for the request's window.
+// requestKey binds a client's request id to its fingerprint (BindRequest), for the request's
+// window.
 func (s *Store) requestKey(id string) string { return s.prefix + "request:" + id }
+
+// outcomeKey holds the outcome of the change made under request id (store.Request) in the slot of
+// tag: that of the list changed, whose scripts write it in the same step as the change. A lease's
+// id starts with that tag (slots.go), so that an ACK naming the lease alone finds it too.
+func (s *Store) outcomeKey(tag, id string) string {
+	return s.prefix + "outcome:{" + tag + "}" + id
+}

@@ -67,13 +67,12 @@ func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position,
 	if err := checkRead(pos, n); err != nil {
 		return store.Lease{}, err
 	}
-	k := s.keysOf(name)
+	k, r := s.keysOf(name), requestOf(ctx)
 	id := newLeaseID(k)
-	keys := append(k.scriptKeys(), s.leaseIndex(id))
-	var expiry any
-	picked, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
+	var lease store.Lease
+	_, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
 		args := append([]any{s.channel(), name}, readArgs(pos, n, s.tomb, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)...)
-		reply, err := s.runLease(ctx, readLeasedScript, name, keys, args...)
+		reply, err := s.runLease(ctx, readLeasedScript, name, k, r, s.leaseIndex(id), args...)
 		if err != nil {
 			return nil, err
 		}
@@ -81,13 +80,10 @@ func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position,
 		if st := status(reply); st != 0 {
 			return nil, readFailure(st, reply[len(reply)-1], n)
 		}
-		expiry = reply[4]
-		return lines(reply[5]), nil
+		lease = leased(reply[6], name, lines(reply[5]), reply[4])
+		return lease.Lines, nil
 	})
-	if err != nil {
-		return store.Lease{}, err
-	}
-	return leased(id, name, picked, expiry), nil
+	return lease, err
 }
 
 // FindLeased implements store.Store.
@@ -95,32 +91,40 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 	if err := spec.Check(); err != nil {
 		return store.Lease{}, err
 	}
-	k := s.keysOf(name)
+	k, r := s.keysOf(name), requestOf(ctx)
 	id := newLeaseID(k)
-	keys := append(k.scriptKeys(), s.leaseIndex(id))
-	var expiry any
-	line, err := s.find(ctx, name, match, wait, func(line string, within int) (bool, error) {
-		reply, err := s.runLease(ctx, takeLeasedScript, name, keys, s.channel(), name, line, within, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
+	// A take's reply: answer(0, expiry, line, id).
+	taken := func(reply []any) store.Lease {
+		line, _ := reply[5].(string)
+		return leased(reply[6], name, []string{line}, reply[4])
+	}
+	if reply, err := s.recalled(ctx, slotTags()[slot(k.list)], r); err != nil || reply != nil {
 		if err != nil {
-			return false, err
+			return store.Lease{}, err
+		}
+		return taken(reply), nil
+	}
+	var lease store.Lease
+	_, err := s.find(ctx, name, match, wait, func(line string, within int) (string, bool, error) {
+		reply, err := s.runLease(ctx, takeLeasedScript, name, k, r, s.leaseIndex(id), s.channel(), name, line, within, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
+		if err != nil {
+			return "", false, err
 		}
 		s.after(ctx, name, reply)
 		if status(reply) != 0 {
-			return false, nil
+			return "", false, nil
 		}
-		expiry = reply[4]
-		return true, nil
+		lease = taken(reply)
+		return lease.Lines[0], true, nil
 	})
-	if err != nil {
-		return store.Lease{}, err
-	}
-	return leased(id, name, []string{line}, expiry), nil
+	return lease, err
 }
 
-// leased is the lease that a script gave (and indexed, in the same step).
-func leased(id, name string, lines []string, expiry any) store.Lease {
+// leased is the lease that a script gave (and indexed, in the same step), or recalled.
+func leased(id any, name string, lines []string, expiry any) store.Lease {
 	ms, _ := expiry.(int64)
-	return store.Lease{ID: id, List: name, Lines: lines, Expires: time.UnixMilli(ms)}
+	s, _ := id.(string)
+	return store.Lease{ID: s, List: name, Lines: lines, Expires: time.UnixMilli(ms)}
 }
 
 // Ack implements store.Store.
@@ -160,17 +164,25 @@ func (s *Store) Extend(ctx context.Context, ref store.LeaseRef, ttl time.Duratio
 	return time.UnixMilli(expiry), nil
 }
 
-// EndLeases implements store.Store: one script in the list's slot (scriptEndLeases), whose
-// reply the server then follows like any lease script's (after), for the dead letters waiting.
-func (s *Store) EndLeases(ctx context.Context, name string) (int, error) {
-	k := s.keysOf(name)
+// Reload implements store.Store: the lines uploaded as for Replace, then one script in the list's
+// slot (scriptReload), whose reply the server then follows like any lease script's (after), for
+// the dead letters waiting.
+func (s *Store) Reload(ctx context.Context, name string, lines []string, digest string) (int, error) {
+	k, r := s.keysOf(name), requestOf(ctx)
 	tag := slotTags()[slot(k.list)]
-	reply, err := s.run(ctx, endLeasesScript, k.scriptKeys(), true, s.channel(), name, tag, s.leaseIndex(tag))
+	reply, err := s.bulk(ctx, name, lines, r, func(staging, full string) ([]any, error) {
+		reply, err := s.runList(ctx, reloadScript, k, r, []string{staging}, true,
+			s.channel(), name, tag, s.leaseIndex(tag), digest, s.limits.MaxLinesPerList, len(lines), full)
+		if err != nil || status(reply) != 0 {
+			return reply, err
+		}
+		return reply, s.register(ctx, name, reply[4])
+	})
 	if err != nil {
 		return 0, err
 	}
 	s.after(ctx, name, reply)
-	n, _ := reply[4].(int64)
+	n, _ := reply[5].(int64)
 	return int(n), nil
 }
 
@@ -178,8 +190,33 @@ func (s *Store) EndLeases(ctx context.Context, name string) (int, error) {
 // channel, the list's name, the id, the line, then args, and maps the scripts' failures. By id,
 // KEYS[9] is the lease's index entry, and the script runs on ref.List when it is given (and in
 // the id's slot), else on the list that the index entry names; a script that does not find the
-// lease in ref.List and finds that the entry names another list runs again there.
+// lease in ref.List and finds that the entry names another list runs again there. Under a
+// request, the outcome recorded in the id's slot (a retry's: the lease and its index entry may
+// be gone) is looked at first, and again when the lease is not found.
 func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Script, args ...any) ([]any, error) {
+	r := requestOf(ctx)
+	if r == nil {
+		return s.leaseScript(ctx, ref, nil, sc, args...)
+	}
+	tag := ref.ID
+	if tag == "" {
+		tag = slotTags()[slot(s.keysOf(ref.List).list)]
+	}
+	tag = tag[:min(len(tag), tagLen)]
+	if reply, err := s.recalled(ctx, tag, r); err != nil || reply != nil {
+		return reply, err
+	}
+	reply, err := s.leaseScript(ctx, ref, r, sc, args...)
+	if errors.Is(err, store.ErrLeaseNotFound) || errors.As(err, new(*store.LeaseEndedError)) {
+		if prior, recallErr := s.recalled(ctx, tag, r); recallErr != nil || prior != nil {
+			return prior, recallErr
+		}
+	}
+	return reply, err
+}
+
+// leaseScript is onLease's run of sc, under request r.
+func (s *Store) leaseScript(ctx context.Context, ref store.LeaseRef, r *store.Request, sc *goredis.Script, args ...any) ([]any, error) {
 	name, index := ref.List, ""
 	if ref.ID != "" {
 		index = s.leaseIndex(ref.ID)
@@ -194,14 +231,10 @@ func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Scr
 	}
 	for moved := false; ; moved = true {
 		k := s.keysOf(name)
-		keys := k.scriptKeys()
-		if index != "" {
-			if slot(k.list) != slot(index) {
-				return nil, store.ErrLeaseNotFound // no id of this store's
-			}
-			keys = append(keys, index)
+		if index != "" && slot(k.list) != slot(index) {
+			return nil, store.ErrLeaseNotFound // no id of this store's
 		}
-		reply, err := s.runLease(ctx, sc, name, keys, append([]any{s.channel(), name, ref.ID, ref.Line}, args...)...)
+		reply, err := s.runLease(ctx, sc, name, k, r, index, append([]any{s.channel(), name, ref.ID, ref.Line}, args...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -223,15 +256,20 @@ func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Scr
 	}
 }
 
-// runLease runs a lease script that changes list name. The common paths of these scripts check no
-// key's type beforehand (scripts.go): Redis stops them, before they change anything, at the first
-// command that meets a key of the wrong type, without naming it; scriptExpire, which checks every
-// key first and then changes nothing, names it.
-func (s *Store) runLease(ctx context.Context, sc *goredis.Script, name string, keys []string, args ...any) ([]any, error) {
-	reply, err := s.run(ctx, sc, keys, true, args...)
+// runLease runs a lease script that changes list name (k), under request r, with index the
+// lease's index entry ("" for none). The common paths of these scripts check no key's type
+// beforehand (scripts.go): Redis stops them, before they change anything, at the first command
+// that meets a key of the wrong type, without naming it; scriptExpire, which checks every key
+// first and then changes nothing, names it.
+func (s *Store) runLease(ctx context.Context, sc *goredis.Script, name string, k keys, r *store.Request, index string, args ...any) ([]any, error) {
+	var extra []string
+	if index != "" {
+		extra = []string{index}
+	}
+	reply, err := s.runList(ctx, sc, k, r, extra, true, args...)
 	var unnamed *unnamedTypeError
 	if errors.As(err, &unnamed) {
-		if _, named := s.run(ctx, expireScript, keys[:8], true, s.channel(), name); named != nil {
+		if _, named := s.runList(ctx, expireScript, k, nil, nil, true, s.channel(), name); named != nil {
 			return nil, named
 		}
 	}
@@ -269,14 +307,15 @@ func (s *Store) schedule(ctx context.Context, name string, due any, seen string)
 func (s *Store) deadLetter(ctx context.Context, name string) error {
 	token := make([]byte, 8)
 	_, _ = rand.Read(token)
-	keys, dead, moved := s.keysOf(name).scriptKeys(), store.DeadLetterList(name), 0
+	k, dead, moved := s.keysOf(name), store.DeadLetterList(name), 0
 	for {
-		reply, err := s.run(ctx, deadLettersScript, keys, true, s.channel(), name, hex.EncodeToString(token), moved, stagingChunk, deadClaimStale.Milliseconds())
+		reply, err := s.runList(ctx, deadLettersScript, k, nil, nil, true, s.channel(), name, hex.EncodeToString(token), moved, stagingChunk, deadClaimStale.Milliseconds())
 		if err != nil || status(reply) != 0 || len(reply) < 5 {
 			return err
 		}
 		batch := lines(reply[4])
-		reply, err = s.upload(ctx, dead, batch, insertScript, "0", positions[store.Last], 0)
+		insert := s.staged(ctx, insertScript, dead, nil, len(batch), positions[store.Last], 0)
+		reply, err = s.upload(ctx, dead, batch, nil, func(staging string) ([]any, error) { return insert(staging, "0") })
 		if err != nil {
 			return err
 		}
@@ -338,7 +377,7 @@ func (s *Store) visitDue(ctx context.Context) time.Duration {
 // visit gives back what has run out in list name and reports the list's truth to the schedule,
 // where the loop saw it due with the score seen.
 func (s *Store) visit(ctx context.Context, name, seen string) {
-	reply, err := s.run(ctx, expireScript, s.keysOf(name).scriptKeys(), true, s.channel(), name)
+	reply, err := s.runList(ctx, expireScript, s.keysOf(name), nil, nil, true, s.channel(), name)
 	if err != nil {
 		return
 	}
@@ -368,25 +407,21 @@ func (s *Store) sweep(ctx context.Context) {
 	}
 }
 
-// Claim implements store.Store.
-func (s *Store) Claim(ctx context.Context, id string, window time.Duration) ([]byte, bool, error) {
-	reply, err := s.run(ctx, claimScript, []string{s.requestKey(id)}, true, max(window.Milliseconds(), 1))
-	if err != nil {
-		return nil, false, err
+// BindRequest implements store.Store: a key of its own, set if absent.
+func (s *Store) BindRequest(ctx context.Context, r store.Request) error {
+	key := s.requestKey(r.ID)
+	set, err := s.cmd.SetNX(ctx, key, r.Fingerprint, max(r.Window, time.Millisecond)).Result()
+	if err != nil || set {
+		return s.failure(err)
 	}
-	if status(reply) == 0 {
-		return nil, true, nil
+	bound, err := s.cmd.Get(ctx, key).Bytes()
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return s.BindRequest(ctx, r) // its window ended between the two commands
+	case err != nil:
+		return s.failure(err)
+	case !r.Same(bound):
+		return store.ErrRequestReused
 	}
-	if answer, _ := reply[1].(string); answer != "" {
-		return []byte(answer), false, nil
-	}
-	return nil, false, nil
-}
-
-// Settle implements store.Store. An id whose window ended meanwhile is left free.
-func (s *Store) Settle(ctx context.Context, id string, answer []byte, window time.Duration) error {
-	if len(answer) == 0 {
-		return errors.New("store: an empty answer cannot be settled")
-	}
-	return s.write(ctx, "set", s.requestKey(id), answer, "xx", "px", max(window.Milliseconds(), 1))
+	return nil
 }

@@ -204,10 +204,10 @@ func TestLeaseListIsAHint(t *testing.T) {
 	}
 }
 
-// EndLeases deletes the leases' keys and index entries, but lines already on their way to the
-// dead letters are no lease's: they are not counted in its answer, stay lent, and still arrive.
-// A key of the wrong type stops it before it changes anything.
-func TestEndLeasesKeepsTheDeadLetters(t *testing.T) {
+// Reload deletes the leases' keys and index entries, but lines already on their way to the dead
+// letters are no lease's: they are not counted in its answer, stay lent, and still arrive. A key
+// of the wrong type stops it before it changes anything.
+func TestReloadKeepsTheDeadLetters(t *testing.T) {
 	s, srv, prefix, unclaim := stageDeadLetter(t, "a", "b", "c")
 	ctx := t.Context()
 	held, err := s.ReadLeased(ctx, "q", store.First, 2, store.LeaseSpec{TTL: time.Hour}, 0)
@@ -218,18 +218,18 @@ func TestEndLeasesKeepsTheDeadLetters(t *testing.T) {
 	if _, err := srv.Do("SET", prefix+"{q}:returns", "oops"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EndLeases(ctx, "q"); err == nil || !strings.Contains(err.Error(), prefix+"{q}:returns") {
-		t.Fatalf("EndLeases with a string returns key: %v, want an error naming the key", err)
+	if _, err := s.Reload(ctx, "q", []string{"new"}, ""); err == nil || !strings.Contains(err.Error(), prefix+"{q}:returns") {
+		t.Fatalf("Reload with a string returns key: %v, want an error naming the key", err)
 	}
-	if info := leasedOf(t, s, "q"); info.Leased != 3 {
-		t.Fatalf("after the refused EndLeases: %+v, want 3 lines lent", info)
+	if info := leasedOf(t, s, "q"); info.Leased != 3 || info.Length != 1 {
+		t.Fatalf("after the refused Reload: %+v, want 3 lines lent, c in the list", info)
 	}
 	if _, err := srv.Do("DEL", prefix+"{q}:returns"); err != nil {
 		t.Fatal(err)
 	}
 
-	if n, err := s.EndLeases(ctx, "q"); err != nil || n != 2 {
-		t.Fatalf("EndLeases = %d, %v; want 2 (the dead letter is no lease)", n, err)
+	if n, err := s.Reload(ctx, "q", []string{"new"}, ""); err != nil || n != 2 {
+		t.Fatalf("Reload = %d, %v; want 2 (the dead letter is no lease)", n, err)
 	}
 	for _, key := range []string{prefix + "{q}:leases", prefix + "{q}:expires", s.leaseIndex(held.ID)} {
 		if n, err := srv.Do("EXISTS", key); err != nil || n != int64(0) {
@@ -237,10 +237,10 @@ func TestEndLeasesKeepsTheDeadLetters(t *testing.T) {
 		}
 	}
 	if info := leasedOf(t, s, "q"); info.Leased != 1 || info.Length != 1 {
-		t.Fatalf("after EndLeases: %+v, want the dead letter still lent, c in the list", info)
+		t.Fatalf("after Reload: %+v, want the dead letter still lent, the new line in the list", info)
 	}
 	unclaim()
-	if got, err := s.Lines(ctx, "q"); err != nil || !slices.Equal(got, []string{"c"}) {
-		t.Fatalf("Lines = %q, %v; want c", got, err)
+	if got, err := s.Lines(ctx, "q"); err != nil || !slices.Equal(got, []string{"new"}) {
+		t.Fatalf("Lines = %q, %v; want new", got, err)
 	}
 }

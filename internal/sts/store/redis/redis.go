@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	mathrand "math/rand/v2"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -97,12 +98,12 @@ var (
 	takeLeasedScript  = goredis.NewScript(scriptTakeLeased)
 	endScript         = goredis.NewScript(scriptEnd)
 	extendScript      = goredis.NewScript(scriptExtend)
-	endLeasesScript   = goredis.NewScript(scriptEndLeases)
+	reloadScript      = goredis.NewScript(scriptReload)
 	expireScript      = goredis.NewScript(scriptExpire)
 	deadLettersScript = goredis.NewScript(scriptDeadLetters)
 	scheduleScript    = goredis.NewScript(scriptSchedule)
 	dueListsScript    = goredis.NewScript(scriptDueLists)
-	claimScript       = goredis.NewScript(scriptClaim)
+	recallScript      = goredis.NewScript(scriptRecall)
 )
 
 // New returns a Store on o.Client. It does not wait for Redis: Up says when it answers, and
@@ -191,13 +192,76 @@ func (s *Store) Close() error {
 	return s.client.Close()
 }
 
-// run runs a script on the list's keys and returns its reply. A script that may change the list
-// is acknowledged by MinReplicas replicas first, when set; a reply that says nothing changed (a
-// status other than 0: not loaded, empty, duplicate, ...) needs no acknowledgement.
+// runList runs a script of list k (scripts.go) made under request r (nil: none): KEYS are the
+// list's keys, r's outcome key, then extra (a staging list, a lease's index entry); ARGV r's
+// window and fingerprint, then args.
+func (s *Store) runList(ctx context.Context, sc *goredis.Script, k keys, r *store.Request, extra []string, changes bool, args ...any) ([]any, error) {
+	keys := append(k.scriptKeys(), k.list) // the outcome key of no request: never read
+	argv := make([]any, 0, 2+len(args))
+	if r != nil {
+		keys[len(keys)-1] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
+		argv = append(argv, max(r.Window.Milliseconds(), 1), r.Fingerprint)
+	} else {
+		argv = append(argv, "", "")
+	}
+	return s.run(ctx, sc, append(keys, extra...), changes, append(argv, args...)...)
+}
+
+// recalled returns the outcome recorded for r in the slot of tag (nil when r is), or nil: a
+// change that could fail before its script runs (a FIND whose scan no longer finds the line, an
+// ACK of a lease whose index entry went with it) looks first.
+func (s *Store) recalled(ctx context.Context, tag string, r *store.Request) ([]any, error) {
+	if r == nil {
+		return nil, nil
+	}
+	reply, err := s.run(ctx, recallScript, []string{s.outcomeKey(tag, r.ID)}, false, max(r.Window.Milliseconds(), 1), r.Fingerprint)
+	if err != nil || len(reply) == 0 {
+		return nil, err
+	}
+	return reply, nil
+}
+
+// requestOf returns the Request ctx carries, or nil.
+func requestOf(ctx context.Context) *store.Request {
+	if r, ok := store.RequestFrom(ctx); ok {
+		return &r
+	}
+	return nil
+}
+
+// run runs a script and returns its reply. A script that may change the list is acknowledged by
+// MinReplicas replicas first, when set; a reply that says nothing changed (a status other than 0:
+// not loaded, empty, duplicate, ...) needs no acknowledgement. A change sent whose reply did not
+// come back may have been made: store.ErrOutcomeUnknown.
 func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, changes bool, args ...any) ([]any, error) {
+	reply, err := s.runScript(ctx, sc, keys, changes, args...)
+	if err != nil && changes && sent(err) {
+		s.log.Error("Redis did not answer a change, which may have been made", "error", err)
+		return nil, fmt.Errorf("%w: %w", store.ErrOutcomeUnknown, err)
+	}
+	return reply, s.failure(err)
+}
+
+// sent reports whether a command that failed with err may have reached Redis and run: anything
+// but an answer of Redis' own (which says what it did), a connection that could not be made, or
+// a client that never sent it.
+func sent(err error) bool {
+	var reply goredis.Error
+	var op *net.OpError
+	switch {
+	case err == nil, errors.As(err, &reply), errors.Is(err, store.ErrNotRecorded), errors.Is(err, goredis.Nil):
+		return false
+	case errors.As(err, &op) && op.Op == "dial":
+		return false
+	case errors.Is(err, goredis.ErrPoolTimeout), errors.Is(err, goredis.ErrClosed), errors.Is(err, context.Canceled):
+		return false
+	}
+	return true
+}
+
+func (s *Store) runScript(ctx context.Context, sc *goredis.Script, keys []string, changes bool, args ...any) ([]any, error) {
 	if !changes || s.replicas == 0 {
-		reply, err := sc.Run(ctx, s.cmd, keys, args...).Slice()
-		return reply, s.failure(err)
+		return sc.Run(ctx, s.cmd, keys, args...).Slice()
 	}
 	result, err := s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
 	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
@@ -205,7 +269,7 @@ func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, chan
 		result, err = s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return sc.Eval(ctx, p, keys, args...) })
 	}
 	if err != nil {
-		return nil, s.failure(err)
+		return nil, err
 	}
 	return result.Slice()
 }
@@ -262,6 +326,8 @@ func (s *Store) failure(err error) error {
 		return err
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return err
+	case goredis.HasErrorPrefix(err, "STSREUSED"):
+		return store.ErrRequestReused
 	case goredis.HasErrorPrefix(err, "WRONGTYPE the key "):
 		return fmt.Errorf("redis: %s", strings.TrimPrefix(err.Error(), "WRONGTYPE "))
 	case goredis.HasErrorPrefix(err, "WRONGTYPE"):
@@ -374,7 +440,7 @@ var positions = map[store.Position]string{store.First: "F", store.Last: "L", sto
 // Length implements store.Store.
 func (s *Store) Length(ctx context.Context, name string) (int, error) {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, lengthScript, k.scriptKeys(), false)
+	reply, err := s.runList(ctx, lengthScript, k, nil, nil, false)
 	if err != nil {
 		return 0, err
 	}
@@ -389,9 +455,9 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	if err := checkRead(pos, n); err != nil {
 		return nil, err
 	}
-	k := s.keysOf(name)
+	k, r := s.keysOf(name), requestOf(ctx)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
-		reply, err := s.run(ctx, readScript, k.scriptKeys(), true, readArgs(pos, n, flag(keep), s.tomb)...)
+		reply, err := s.runList(ctx, readScript, k, r, nil, true, readArgs(pos, n, flag(keep), s.tomb)...)
 		if err != nil {
 			return nil, err
 		}
@@ -450,24 +516,40 @@ const (
 
 // Find implements store.Store.
 func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
-	keys := s.keysOf(name).scriptKeys()
-	return s.find(ctx, name, match, wait, func(line string, within int) (bool, error) {
-		reply, err := s.run(ctx, takeScript, keys, true, line, flag(keep), within)
-		return err == nil && status(reply) == 0, err
+	k, r := s.keysOf(name), requestOf(ctx)
+	taken := func(reply []any) (string, bool) {
+		if status(reply) != 0 {
+			return "", false
+		}
+		line, _ := reply[1].(string)
+		return line, true
+	}
+	if reply, err := s.recalled(ctx, slotTags()[slot(k.list)], r); err != nil || reply != nil {
+		line, _ := taken(reply)
+		return line, err
+	}
+	return s.find(ctx, name, match, wait, func(line string, within int) (string, bool, error) {
+		reply, err := s.runList(ctx, takeScript, k, r, nil, true, line, flag(keep), within)
+		if err != nil {
+			return "", false, err
+		}
+		line, ok := taken(reply)
+		return line, ok, nil
 	})
 }
 
 // find is FIND's scan, for Find and FindLeased: the first page is read by a script, which says
 // whether the list exists; the next ones with plain LRANGEs, which cost Redis a fifth of a
 // script's page. Each line the scan accepts goes to take with how far from the front to look for
-// it, which takes it with a script that checks it is still there, and says whether it did; one
-// that another server took first is passed over for the next match, so that FINDs racing for
-// the same lines make progress instead of scanning again.
-func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, within int) (bool, error)) (string, error) {
+// it, which takes it with a script that checks it is still there, and says whether it did and
+// which line it took (a request's recorded outcome may be another); one that another server took
+// first is passed over for the next match, so that FINDs racing for the same lines make progress
+// instead of scanning again.
+func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, within int) (string, bool, error)) (string, error) {
 	k := s.keysOf(name)
 	test := s.waits.gated(ctx, match) // every try's matches (wait.go)
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
-		reply, err := s.run(ctx, pageScript, k.scriptKeys(), false, 0, firstPage-1)
+		reply, err := s.runList(ctx, pageScript, k, nil, nil, false, 0, firstPage-1)
 		if err != nil {
 			return nil, err
 		}
@@ -487,8 +569,8 @@ func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait
 				if !ok {
 					continue
 				}
-				if taken, err := take(line, start+i+1+takeSlack); err != nil || taken {
-					return []string{line}, err
+				if took, taken, err := take(line, start+i+1+takeSlack); err != nil || taken {
+					return []string{took}, err
 				}
 			}
 			if len(page) < size {
@@ -522,9 +604,9 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 		}
 		return &store.LimitError{Limit: store.LimitLineBytes, Max: max}
 	}
-	k := s.keysOf(name)
+	k, r := s.keysOf(name), requestOf(ctx)
 	reply, err := s.creating(ctx, func(full string) ([]any, error) {
-		return s.run(ctx, addScript, k.scriptKeys(), true,
+		return s.runList(ctx, addScript, k, r, nil, true,
 			line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name, full)
 	})
 	if err != nil {
@@ -546,7 +628,7 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 func (s *Store) Ensure(ctx context.Context, name string) error {
 	k := s.keysOf(name)
 	reply, err := s.creating(ctx, func(full string) ([]any, error) {
-		return s.run(ctx, ensureScript, k.scriptKeys(), true, full)
+		return s.runList(ctx, ensureScript, k, nil, nil, true, full)
 	})
 	if err != nil {
 		return err
@@ -560,36 +642,41 @@ func (s *Store) Insert(ctx context.Context, name string, lines []string, pos sto
 	if !ok || pos == store.Random {
 		return fmt.Errorf("store: cannot insert at position %d, only First or Last", pos)
 	}
-	return s.bulk(ctx, name, lines, insertScript, p, s.limits.MaxLinesPerList)
+	r := requestOf(ctx)
+	_, err := s.bulk(ctx, name, lines, r, s.staged(ctx, insertScript, name, r, len(lines), p, s.limits.MaxLinesPerList))
+	return err
 }
 
 // Replace implements store.Store.
 func (s *Store) Replace(ctx context.Context, name string, lines []string, digest string) error {
-	return s.bulk(ctx, name, lines, replaceScript, digest, 0, s.limits.MaxLinesPerList)
+	r := requestOf(ctx)
+	_, err := s.bulk(ctx, name, lines, r, s.staged(ctx, replaceScript, name, r, len(lines), digest, 0, s.limits.MaxLinesPerList))
+	return err
 }
 
-// LoadOnce implements store.Store. The digest is looked at before the lines are uploaded, so a
-// server that starts beside others that loaded the dataset sends nothing; the script looks again
-// when it swaps the lines in, so that servers starting together load it once.
-func (s *Store) LoadOnce(ctx context.Context, name string, lines []string, digest string) (bool, error) {
-	if digest != "" {
-		held, err := s.cmd.HGet(ctx, s.keysOf(name).meta, "digest").Result()
-		if err != nil && !errors.Is(err, goredis.Nil) {
-			return false, s.failure(err)
-		}
-		if held == digest {
-			return false, nil
-		}
+// LoadOnce implements store.Store. The list's existence is looked at before the lines are
+// uploaded, so a server that starts beside others that loaded the dataset sends nothing; the
+// script looks again when it swaps the lines in, so that of servers starting together one loads
+// the list and the others keep it, whatever their contents.
+func (s *Store) LoadOnce(ctx context.Context, name string, lines []string, digest string) (bool, string, error) {
+	meta, err := s.cmd.HMGet(ctx, s.keysOf(name).meta, "created", "digest").Result()
+	if err != nil {
+		return false, "", s.failure(err)
 	}
-	err := s.bulk(ctx, name, lines, replaceScript, digest, 1, s.limits.MaxLinesPerList)
-	if errors.Is(err, errKept) {
-		return false, nil
+	if meta[0] != nil {
+		held, _ := meta[1].(string)
+		return false, held, nil
 	}
-	return err == nil, err
+	reply, err := s.bulk(ctx, name, lines, nil, s.staged(ctx, replaceScript, name, nil, len(lines), digest, 1, s.limits.MaxLinesPerList))
+	if err != nil {
+		return false, "", err
+	}
+	if status(reply) == 1 {
+		held, _ := reply[2].(string)
+		return false, held, nil
+	}
+	return true, digest, nil
 }
-
-// errKept is a load-once replacement that found the digest already there.
-var errKept = errors.New("kept")
 
 // stagingChunk is how many lines go to Redis in one RPUSH of a bulk change; stagingTTL how long
 // a staging list outlives a server that died between the upload and the script.
@@ -602,47 +689,60 @@ const (
 // (a failover in between, or an eviction): nothing was changed, and the client may retry.
 var errStagingLost = fmt.Errorf("%w: the uploaded lines were lost before they could be moved in (a failover?)", store.ErrUnavailable)
 
-// bulk uploads lines into a staging list of the list's slot, then runs sc (Insert or Replace),
-// which checks they are all there and moves them in as one change.
-func (s *Store) bulk(ctx context.Context, name string, lines []string, sc *goredis.Script, args ...any) error {
+// bulk uploads lines into a staging list of the list's slot, then runs a bulk script (Insert,
+// Replace, Reload) under request r through run, which checks they are all there and moves them in
+// as one change, and returns its reply: status 0 done, 1 kept (LoadOnce). A request whose outcome
+// is recorded uploads nothing.
+func (s *Store) bulk(ctx context.Context, name string, lines []string, r *store.Request, run func(staging, full string) ([]any, error)) ([]any, error) {
 	if _, err := s.limits.Measure(lines); err != nil {
-		return err
+		return nil, err
+	}
+	if reply, err := s.recalled(ctx, slotTags()[slot(s.keysOf(name).list)], r); err != nil || reply != nil {
+		return reply, err
 	}
 	// Each try uploads the lines again: a script that runs deletes the staging list.
 	reply, err := s.creating(ctx, func(full string) ([]any, error) {
-		return s.upload(ctx, name, lines, sc, full, args...)
+		return s.upload(ctx, name, lines, r, func(staging string) ([]any, error) { return run(staging, full) })
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch status(reply) {
-	case 1:
-		return errKept
 	case 2:
-		return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
+		return nil, &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
 	case 3:
-		return errStagingLost
+		return nil, errStagingLost
 	}
-	return nil
+	return reply, nil
 }
 
-// upload stages lines in the list's slot, then runs sc (Insert or Replace) with args and the
-// arguments every bulk script takes (the line count, the channel, the name, full), and registers
-// the list if the script created it.
-func (s *Store) upload(ctx context.Context, name string, lines []string, sc *goredis.Script, full string, args ...any) ([]any, error) {
-	k := s.keysOf(name)
-	staging, err := s.stage(ctx, k, lines)
+// staged is bulk's run of sc (Insert or Replace) with args and the arguments every such script
+// takes (the line count, the channel, the name, full), which registers the list if the script
+// created it.
+func (s *Store) staged(ctx context.Context, sc *goredis.Script, name string, r *store.Request, count int, args ...any) func(staging, full string) ([]any, error) {
+	return func(staging, full string) ([]any, error) {
+		argv := append(slices.Clip(args), count, s.channel(), name, full)
+		reply, err := s.runList(ctx, sc, s.keysOf(name), r, []string{staging}, true, argv...)
+		if err != nil {
+			return nil, err
+		}
+		return reply, s.register(ctx, name, reply[1])
+	}
+}
+
+// upload stages lines in the list's slot, then runs the bulk script through run.
+func (s *Store) upload(ctx context.Context, name string, lines []string, r *store.Request, run func(staging string) ([]any, error)) ([]any, error) {
+	staging, err := s.stage(ctx, s.keysOf(name), lines)
 	if err != nil {
 		return nil, err
 	}
-	argv := append(slices.Clip(args), len(lines), s.channel(), name, full)
-	reply, err := s.run(ctx, sc, append(k.scriptKeys(), staging), true, argv...)
-	if err != nil {
-		// The script deletes the staging list whenever it runs; not if it never did.
+	reply, err := run(staging)
+	if err != nil || r != nil {
+		// The script deletes the staging list whenever it runs, but not if it never did, nor if
+		// it answered a request's recorded outcome.
 		s.dropStaging(staging)
-		return nil, err
 	}
-	return reply, s.register(ctx, name, reply[1])
+	return reply, err
 }
 
 // stage uploads lines into a new staging list of the list's slot and returns its key.
@@ -683,7 +783,7 @@ func (s *Store) dropStaging(key string) {
 // Lines implements store.Store.
 func (s *Store) Lines(ctx context.Context, name string) ([]string, error) {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, linesScript, k.scriptKeys(), false)
+	reply, err := s.runList(ctx, linesScript, k, nil, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -700,7 +800,7 @@ func (s *Store) Page(ctx context.Context, name string, offset, n int) ([]string,
 		return nil, 0, err
 	}
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, viewScript, k.scriptKeys(), false, n, offset)
+	reply, err := s.runList(ctx, viewScript, k, nil, nil, false, n, offset)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -714,7 +814,7 @@ func (s *Store) Page(ctx context.Context, name string, offset, n int) ([]string,
 // Reset implements store.Store.
 func (s *Store) Reset(ctx context.Context, name string) (bool, error) {
 	k := s.keysOf(name)
-	reply, err := s.run(ctx, resetScript, k.scriptKeys(), true)
+	reply, err := s.runList(ctx, resetScript, k, requestOf(ctx), nil, true)
 	if err != nil {
 		return false, err
 	}

@@ -17,7 +17,16 @@ import (
 // "indexed" says the unique index KEYS[3] is kept; "leased", "returned" and "deadLettered" are
 // the lease counters of store.ListInfo; "due" and "deadClaim" are the lease scripts'), KEYS[3]
 // the unique index (line -> count), KEYS[4] to KEYS[8] the leases' keys (lease scripts, below),
-// KEYS[9] when present a staging list that a bulk change was uploaded into.
+// KEYS[9] the key of the outcome of the client's store.Request, KEYS[10] when present a staging
+// list that a bulk change was uploaded into.
+//
+// Requests (store/request.go). ARGV[1] is the request's window in ms ("" for a change made under
+// no request) and ARGV[2] its fingerprint. The prelude takes KEYS[9], ARGV[1] and ARGV[2] off the
+// tables, so that each script's own keys and arguments start at KEYS[9] and ARGV[1], and answers
+// the outcome recorded for the request, if any, before the script does anything: the script's
+// own reply, as it was (recall). A script that makes its change replies through done, which
+// records that reply under the request in the same step. A failure that changes nothing is not
+// recorded.
 //
 // Replies are arrays whose first element is a status: 0 done, then the script's own codes. A
 // script that creates a list replies a second element, 1 while the list's name is not in the
@@ -26,15 +35,46 @@ import (
 // --max-lists: the script then replies {4, 0} instead of creating a list that does not exist yet
 // (the registry is in another slot, so the script cannot count it itself).
 
-// prelude is shared by every script.
+// recall answers the outcome recorded under request (a key), for a request whose window is not
+// "", with fingerprint: the reply recorded, or an STSREUSED error for another fingerprint.
+const recall = `
+if window ~= '' then
+  local kept = redis.call('GET', request)
+  if kept then
+    local was, reply = cmsgpack.unpack(kept)
+    if was ~= fingerprint then
+      return redis.error_reply('STSREUSED the request id was sent before with another request')
+    end
+    return reply
+  end
+end
+`
+
+// scriptRecall is the outcome recorded for a request, if any: KEYS[1] its key, ARGV[1] its window,
+// ARGV[2] its fingerprint. Replies the recorded reply, or {} when there is none.
+const scriptRecall = `local request, window, fingerprint = KEYS[1], ARGV[1], ARGV[2]
+` + recall + `
+return {}
+`
+
+// prelude is shared by every script of a list.
 const prelude = `
+local request, window, fingerprint = table.remove(KEYS, 9), table.remove(ARGV, 1), table.remove(ARGV, 1)
+` + recall + `
 local list, meta, counts, leases, expires, returns, ended, dead, staging = unpack(KEYS)
+
+-- done records reply as the outcome of the request, if any, and returns it.
+local function done(reply)
+  if window ~= '' then redis.call('SET', request, cmsgpack.pack(fingerprint, reply), 'PX', window) end
+  return reply
+end
 
 -- wrongType checks the list, its meta hash and its unique index, and the other keys the script
 -- may write: each of its type, or none yet.
 local function wrongType(...)
   local types = {[list] = 'list', [meta] = 'hash', [counts] = 'hash', [leases] = 'hash',
     [expires] = 'zset', [returns] = 'hash', [ended] = 'zset', [dead] = 'list'}
+  if staging then types[staging] = 'list' end
   for _, key in ipairs({list, meta, counts, ...}) do
     local t, want = redis.call('TYPE', key)['ok'], types[key]
     if t ~= want and t ~= 'none' then
@@ -166,12 +206,12 @@ end
 // overwritten with the tombstone, which LREM then removes from the nearer end, so it costs the
 // distance to that end (compared in C, a few ns a line) rather than a copy of the list.
 const scriptRead = prelude + `
-local err = wrongType(returns)
+local err = wrongType(returns, leases, dead)
 if err then return err end
 local picked, status, size = pick(ARGV[1], tonumber(ARGV[2]), ARGV[4], 5)
 if not picked then return {status, size} end
 if ARGV[3] == '1' then push('RPUSH', list, picked) else consumed(picked) end
-return {0, picked}
+return done({0, picked})
 `
 
 // scriptPage is a page of FIND's scan. ARGV: start, stop. Replies {0, lines} or {1} not loaded.
@@ -181,21 +221,22 @@ return {0, redis.call('LRANGE', list, tonumber(ARGV[1]), tonumber(ARGV[2]))}
 `
 
 // scriptTake removes a line that FIND's scan chose (remove). ARGV: line, keep (1/0), how far from
-// the front to look. Replies {0} taken, {1} gone.
+// the front to look. Replies {0, line} taken (a recalled outcome's line may be another than the
+// one this scan chose), {1} gone.
 const scriptTake = prelude + `
-local err = wrongType(returns)
+local err = wrongType(returns, leases, dead)
 if err then return err end
 local line = ARGV[1]
 if not remove(line, tonumber(ARGV[3])) then return {1} end
 if ARGV[2] == '1' then redis.call('RPUSH', list, line) else consumed({line}) end
-return {0}
+return done({0, line})
 `
 
 // scriptAdd is ADD. ARGV: line, position (F or L), unique (1/0), the most lines a list may hold
 // (0 for no limit), the notification channel, the list's name, full. Replies {0, unregistered},
 // {1, unregistered} duplicate, {2, unregistered} list full, {4, 0} no room for a new list.
 const scriptAdd = prelude + `
-local err = wrongType()
+local err = wrongType(leases, dead)
 if err then return err end
 if noRoom() then return {4, 0} end
 local line = ARGV[1]
@@ -219,7 +260,7 @@ if max > 0 and redis.call('LLEN', list) + lent() + 1 > max then return {2, creat
 if ARGV[2] == 'F' then redis.call('LPUSH', list, line) else redis.call('RPUSH', list, line) end
 reindex({line})
 notify(ARGV[5], ARGV[6])
-return {0, created}
+return done({0, created})
 `
 
 // scriptEnsure creates an empty list. ARGV: full. Replies {0, unregistered}, {4, 0} no room for
@@ -231,13 +272,13 @@ if noRoom() then return {4, 0} end
 return {0, create()}
 `
 
-// scriptInsert is LOAD FIRST/LAST: the lines staged in KEYS[9] go to the front or the end, in
+// scriptInsert is LOAD FIRST/LAST: the lines staged in KEYS[10] go to the front or the end, in
 // their order. ARGV: position (F or L), the most lines a list may hold, how many lines were
 // staged, the notification channel, the list's name, full. Replies {0, unregistered},
 // {2, unregistered} list full, {3, 0} the staged lines are not all there (lost in a failover,
 // or evicted): nothing is changed; {4, 0} no room for a new list.
 const scriptInsert = prelude + `
-local err = wrongType()
+local err = wrongType(staging)
 if err then return err end
 local n = redis.call('LLEN', staging)
 if n ~= tonumber(ARGV[3]) then
@@ -251,7 +292,7 @@ local max = tonumber(ARGV[2])
 if max > 0 and redis.call('LLEN', list) + lent() + n > max then
   return unstaged(2, created)
 end
-if n == 0 then return {0, created} end
+if n == 0 then return done({0, created}) end
 if indexed() then reindex(redis.call('LRANGE', staging, 0, -1)) end
 if ARGV[1] == 'F' then
   for i = 1, n do redis.call('LMOVE', staging, list, 'RIGHT', 'LEFT') end
@@ -259,21 +300,22 @@ else
   for i = 1, n do redis.call('LMOVE', staging, list, 'LEFT', 'RIGHT') end
 end
 notify(ARGV[4], ARGV[5])
-return {0, created}
+return done({0, created})
 `
 
 // scriptReplace is INITFILE, LOAD REPLACE and the startup loads: the list becomes the lines
-// staged in KEYS[9] (none staged: empty). ARGV: digest ("" for none), once (1: keep a list whose
-// digest is this one), the most lines a list may hold, how many lines were staged, the
-// notification channel, the list's name, full. Replies {0, unregistered}, {1, 0} kept, {2, 0} list
-// full, {3, 0} the staged lines are not all there: nothing is changed; {4, 0} no room for a new
-// list.
+// staged in KEYS[10] (none staged: empty). ARGV: digest ("" for none), once (1: create the list
+// only if it does not exist: a startup's load), the most lines a list may hold, how many lines
+// were staged, the notification channel, the list's name, full. Replies {0, unregistered}, {1, 0,
+// digest} kept, {2, 0} list full, {3, 0} the staged lines are not all there: nothing is changed;
+// {4, 0} no room for a new list.
 const scriptReplace = prelude + `
-local err = wrongType(returns)
+local err = wrongType(returns, leases, staging)
 if err then return err end
 local digest = ARGV[1]
-if ARGV[2] == '1' and digest ~= '' and redis.call('HGET', meta, 'digest') == digest then
-  return unstaged(1)
+if ARGV[2] == '1' and exists() then
+  redis.call('DEL', staging)
+  return {1, 0, redis.call('HGET', meta, 'digest') or ''}
 end
 local n = redis.call('LLEN', staging)
 if n ~= tonumber(ARGV[4]) then
@@ -299,7 +341,7 @@ redis.call('HDEL', meta, 'indexed')
 if redis.call('HLEN', leases) == 0 then redis.call('DEL', returns) end
 if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', meta, 'digest', digest) end
 if n > 0 then notify(ARGV[5], ARGV[6]) end
-return {0, created}
+return done({0, created})
 `
 
 // scriptReset is RESET. Replies {1} emptied, {0} no such list.
@@ -309,7 +351,7 @@ local err = wrongType()
 if err then return err end
 redis.call('DEL', list, counts)
 redis.call('HDEL', meta, 'indexed')
-return {1}
+return done({1})
 `
 
 // scriptLength is LENGTH. Replies {length}, or {-1} when there is no such list.
@@ -350,8 +392,8 @@ return {0, len, page}
 // expiries (a sorted set of ids, by Unix ms), KEYS[6] the returns per line value, KEYS[7] the
 // leases that ended without an acknowledgement ("<how>:<id>", by when to forget them: an entry
 // whose time has passed is forgotten, whether or not it was removed yet), KEYS[8] the lines bound
-// for the dead-letter list (scriptDeadLetters), and KEYS[9], when the lease is named by its id,
-// the lease's index entry (keys.go: in the list's slot, since the id carries the slot's tag). The
+// for the dead-letter list (scriptDeadLetters), and KEYS[9] (KEYS[10] as sent), when the lease is
+// named by its id, the lease's index entry (keys.go: in the list's slot, since the id carries the slot's tag). The
 // meta hash counts "leased" lines (those of KEYS[4] and KEYS[8]), "returned" and "deadLettered"
 // ones, and keeps "due", when the list next needs the expiry loop.
 //
@@ -416,7 +458,14 @@ end
 -- the list at pos (F or L, keeping the lease's order) or, once it has come back max deliveries
 -- times, to KEYS[8], on its way to the dead letters: still counted as leased until it is there.
 local function finish(id, how, pos, at, packed)
-  local max, lines = cmsgpack.unpack(packed or redis.call('HGET', leases, id))
+  packed = packed or redis.call('HGET', leases, id)
+  if not packed then
+    -- The lease's entry is gone (its hash deleted by hand, or evicted), and its lines with it:
+    -- forget its expiry, rather than fail on it at every expiry for ever.
+    redis.call('ZREM', expires, id)
+    return nil
+  end
+  local max, lines = cmsgpack.unpack(packed)
   local gone = lines
   if at then gone = {table.remove(lines, at)} end
   local info
@@ -561,15 +610,18 @@ local function reply(status, exact, ...)
   return {status, when or -1, earlier and 1 or 0, waiting and 1 or 0, ...}
 end
 
--- answer is the reply of a change.
+-- answer is the reply of a change, recorded as the request's outcome when the change is made.
 local function answer(status, ...)
-  return reply(status, false, ...)
+  local r = reply(status, false, ...)
+  if status == 0 then return done(r) end
+  return r
 end
 `
 
 // scriptReadLeased is READ with a lease. KEYS[9]: the lease's index entry. ARGV: channel, name,
 // position, n, the tombstone, the lease's id, ttl (ms), max deliveries, then for R the fractions
-// (scriptRead). Replies answer(0, expiry, lines), or scriptRead's failures through answer: 1, 2,
+// (scriptRead). Replies answer(0, expiry, lines, id) (a recalled outcome's id is another than the
+// one this call chose), or scriptRead's failures through answer: 1, 2,
 // or 3 and the length. F and L read their lines before they remove them, so that hold's HSET is
 // the first write.
 var scriptReadLeased = leasePrelude + `
@@ -601,13 +653,13 @@ if pos == 'F' then
 elseif pos == 'L' then
   redis.call('LTRIM', list, 0, -n - 1)
 end
-return answer(0, expiry, picked)
+return answer(0, expiry, picked, ARGV[6])
 `
 
 // scriptTakeLeased takes the line FIND's scan chose under a lease (scriptTake's remove, its look
 // before hold's first write). KEYS[9]: the lease's index entry. ARGV: channel, name, line, how far
-// from the front to look, the lease's id, ttl (ms), max deliveries. Replies answer(0, expiry),
-// answer(1) gone.
+// from the front to look, the lease's id, ttl (ms), max deliveries. Replies answer(0, expiry,
+// line, id), answer(1) gone.
 var scriptTakeLeased = leasePrelude + `
 local err = expire()
 if err then return err end
@@ -616,7 +668,7 @@ if not redis.call('LPOS', list, line, 'MAXLEN', tonumber(ARGV[4])) then return a
 readDue()
 local expiry = hold(ARGV[5], {line}, tonumber(ARGV[6]), tonumber(ARGV[7]))
 redis.call('LREM', list, 1, line)
-return answer(0, expiry)
+return answer(0, expiry, line, ARGV[5])
 `
 
 // scriptEnd is Ack and Release. KEYS[9], with an id: the lease's index entry, which an Ack
@@ -667,35 +719,53 @@ lower(expiry)
 return answer(0, id, expiry)
 `
 
-// scriptEndLeases is EndLeases: every running lease of the list ends as an Ack of it would
-// (scriptEnd's finish), in one step: its lines are consumed (their unique counts and returns go,
-// "leased" drops by them), its expiry and its index entry are deleted, and no line comes back, so
-// nothing is published but what begin gave back first (leases that had run out already, as every
-// lease script does). Lines waiting in KEYS[8] are no lease's any more: they stay there, still
-// counted in "leased" (and so not in the reply) until scriptDeadLetters moves them, which reply's
-// dead flag asks of the server. reply's exact branch records the list's due time that is left
-// (now while dead letters wait, else none). ARGV: channel, name, the slot tag of the list's lease
-// ids (slots.go), and the index entry of that tag alone (leaseIndex): an id's entry is that
-// followed by the rest of the id. An id without the tag (never one of this store's) keeps its
-// entry, which the lookup then finds without a lease (answer(1)), until it expires. Replies
-// reply(0, true, the lines the leases held).
-var scriptEndLeases = leasePrelude + `
-local err = begin()
+// scriptReload is RELOAD: the list becomes the lines staged in KEYS[9] (scriptReplace), and every
+// running lease of the list ends as an Ack of it would, in the same step, so that no line of the
+// content replaced comes back, from a lease taken before the reload or while its lines were being
+// uploaded. The leases' lines are consumed (their unique counts and returns go with the content),
+// "leased" drops by them, and their expiries and index entries are deleted. Lines waiting in
+// KEYS[8] are no lease's any more: they stay there, still counted in "leased", until
+// scriptDeadLetters moves them, which reply's dead flag asks of the server. ARGV: channel, name,
+// the slot tag of the list's lease ids (slots.go), the index entry of that tag alone (leaseIndex:
+// an id's entry is that followed by the rest of the id), digest ("" for none), the most lines a
+// list may hold, how many lines were staged, full. Every check comes before the first write.
+// Replies reply(0, true, unregistered, the lines the leases held), or {2, 0} list full, {3, 0}
+// the staged lines are not all there, {4, 0} no room for a new list: nothing is changed.
+var scriptReload = leasePrelude + `
+local err = wrongType(staging)
 if err then return err end
+err = begin()
+if err then return err end
+local n = redis.call('LLEN', staging)
+if n ~= tonumber(ARGV[7]) then return unstaged(3) end
 local held = redis.call('HGETALL', leases)
-if #held == 0 then return reply(0, true, 0) end
+local gone = 0
+for i = 2, #held, 2 do
+  local _, lines = cmsgpack.unpack(held[i])
+  gone = gone + #lines
+end
+local max = tonumber(ARGV[6])
+if max > 0 and n + lent() - gone > max then return unstaged(2) end
+if noRoom() then return unstaged(4) end
+local created = create()
 local tag, entry = ARGV[3], ARGV[4]
-local gone = {}
 for i = 1, #held, 2 do
   local id = held[i]
-  local _, lines = cmsgpack.unpack(held[i + 1])
-  for _, l in ipairs(lines) do gone[#gone + 1] = l end
   if id:sub(1, #tag) == tag then redis.call('DEL', entry .. id:sub(#tag + 1)) end
 end
-redis.call('DEL', leases, expires)
-redis.call('HINCRBY', meta, 'leased', -#gone)
-consumed(gone)
-return reply(0, true, #gone)
+redis.call('DEL', leases, expires, counts, returns)
+if gone > 0 then redis.call('HINCRBY', meta, 'leased', -gone) end
+redis.call('HDEL', meta, 'indexed')
+if n > 0 then
+  redis.call('RENAME', staging, list)
+  redis.call('PERSIST', list)
+  brought = true
+else
+  redis.call('DEL', list)
+end
+local digest = ARGV[5]
+if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', meta, 'digest', digest) end
+return done(reply(0, true, created, gone))
 `
 
 // scriptExpire is the expiry loop's visit: begin does it all. ARGV: channel, name. Replies
@@ -763,11 +833,4 @@ local clock = redis.call('TIME')
 local reply = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1, 'WITHSCORES')
 table.insert(reply, 1, tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000))
 return reply
-`
-
-// scriptClaim is Claim: KEYS[1] is the request's key; ARGV: the window (ms). Replies {0} claimed
-// (the key now holds "", the first request running), or {1, what the key holds}.
-const scriptClaim = `
-if redis.call('SET', KEYS[1], '', 'NX', 'PX', ARGV[1]) then return {0} end
-return {1, redis.call('GET', KEYS[1])}
 `

@@ -190,40 +190,38 @@ func testReplaceRecordsTheDigest(t *testing.T, newStore Factory) {
 func testLoadOnce(t *testing.T, newStore Factory) {
 	ctx := t.Context()
 	s := newStore(t, store.Limits{})
-	loadOnce := func(name string, lines []string, digest string, want bool) {
+	loadOnce := func(name string, lines []string, digest string, want bool, held string) {
 		t.Helper()
-		loaded, err := s.LoadOnce(ctx, name, slices.Clone(lines), digest)
-		if err != nil || loaded != want {
-			t.Fatalf("LoadOnce(%q, %q) = %t, %v; want %t", name, digest, loaded, err, want)
+		loaded, got, err := s.LoadOnce(ctx, name, slices.Clone(lines), digest)
+		if err != nil || loaded != want || got != held {
+			t.Fatalf("LoadOnce(%q, %q) = %t, %q, %v; want %t, %q", name, digest, loaded, got, err, want, held)
 		}
-		if got := infoOf(t, s, name); got.Digest != digest {
-			t.Fatalf("after LoadOnce(%q, %q) the digest is %q", name, digest, got.Digest)
+		if got := infoOf(t, s, name); got.Digest != held {
+			t.Fatalf("after LoadOnce(%q, %q) the digest is %q, want %q", name, digest, got.Digest, held)
 		}
 	}
 
-	loadOnce("l", months, "d1", true) // a new list
+	loadOnce("l", months, "d1", true, "d1") // a new list
 	checkLines(t, s, "l", months)
 	_, err := s.Read(ctx, "l", store.First, 1, false, 0)
 	must(t, err)
 	must(t, s.Add(ctx, "l", "added", store.Last, false))
-	loadOnce("l", months, "d1", false) // what clients did since the load stays
+	loadOnce("l", months, "d1", false, "d1") // what clients did since the load stays
 	checkLines(t, s, "l", append(slices.Clone(months[1:]), "added"))
-	loadOnce("l", []string{"x"}, "d2", true) // another content
-	checkLines(t, s, "l", []string{"x"})
+	// Another content, as a server started with other files would load: the first load stands,
+	// since clients may have consumed its lines.
+	loadOnce("l", []string{"x"}, "d2", false, "d1")
+	checkLines(t, s, "l", append(slices.Clone(months[1:]), "added"))
 
-	loadOnce("cleared", months, "d5", true)
+	loadOnce("cleared", months, "d5", true, "d5")
 	_, err = s.Reset(ctx, "cleared")
 	must(t, err)
-	loadOnce("cleared", months, "d5", false) // a RESET is the clients' doing too
+	loadOnce("cleared", months, "d5", false, "d5") // a RESET is the clients' doing too
 	checkLines(t, s, "cleared", []string{})
 
-	must(t, s.Replace(ctx, "pushed", []string{"a", "b"}, "d3"))
-	loadOnce("pushed", []string{"a", "b"}, "d3", false) // a Replace with the digest counts as a load
-	checkLines(t, s, "pushed", []string{"a", "b"})
-
 	must(t, s.Add(ctx, "added", "a", store.Last, false))
-	loadOnce("added", []string{"b"}, "d4", true)
-	checkLines(t, s, "added", []string{"b"})
+	loadOnce("added", []string{"b"}, "d4", false, "") // a list a client created
+	checkLines(t, s, "added", []string{"a"})
 }
 
 func testLinesReturnsACopy(t *testing.T, newStore Factory) {
@@ -347,8 +345,8 @@ func testChangesAreSeenThroughEveryStore(t *testing.T, a, b store.Store) {
 	}
 	must(t, a.Add(ctx, "l", "x", store.Last, true))
 	checkErr(t, b.Add(ctx, "l", "x", store.First, true), store.ErrDuplicate)
-	if loaded, err := b.LoadOnce(ctx, "l", slices.Clone(months), "d1"); loaded || err != nil {
-		t.Fatalf("LoadOnce of what the other store loaded = %t, %v", loaded, err)
+	if loaded, held, err := b.LoadOnce(ctx, "l", slices.Clone(months), "d1"); loaded || held != "d1" || err != nil {
+		t.Fatalf("LoadOnce of what the other store loaded = %t, %q, %v", loaded, held, err)
 	}
 	checkLines(t, a, "l", append(slices.Clone(months[1:]), "x"))
 	if existed, err := b.Reset(ctx, "l"); !existed || err != nil {

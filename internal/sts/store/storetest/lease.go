@@ -258,7 +258,7 @@ func testLeasesOutliveReset(t *testing.T, newStore Factory) {
 	checkLines(t, s, "q", []string{"a"})
 }
 
-func testEndLeasesForgetsTheLeasedLines(t *testing.T, newStore Factory) {
+func testReloadEndsTheLeases(t *testing.T, newStore Factory) {
 	s := newStore(t, store.Limits{})
 	ctx := t.Context()
 	must(t, s.Add(ctx, "q", "a", store.Last, true))
@@ -266,22 +266,28 @@ func testEndLeasesForgetsTheLeasedLines(t *testing.T, newStore Factory) {
 	must(t, s.Add(ctx, "q", "c", store.Last, true))
 	held := readLeased(t, s, "q", 1, long)
 	brief := readLeased(t, s, "q", 1, short)
-	n, err := s.EndLeases(ctx, "q")
+	n, err := s.Reload(ctx, "q", []string{"b", "c", "d"}, "d1")
 	if err != nil || n != 2 {
-		t.Fatalf("EndLeases = %d, %v; want 2", n, err)
+		t.Fatalf("Reload = %d, %v; want 2", n, err)
 	}
 	checkLeased(t, s, "q", 0)
 	checkErr(t, s.Ack(ctx, byID(held)), store.ErrLeaseNotFound)
 	checkErr(t, s.Release(ctx, byID(brief), store.First), store.ErrLeaseNotFound)
 	time.Sleep(3 * short.TTL) // the brief lease would have expired: its line must not come back
-	checkLines(t, s, "q", []string{"c"})
+	checkLines(t, s, "q", []string{"b", "c", "d"})
+	if got := infoOf(t, s, "q"); got.Digest != "d1" {
+		t.Fatalf("after Reload the digest is %q", got.Digest)
+	}
 	must(t, s.Add(ctx, "q", "a", store.Last, true)) // no longer the list's: UNIQUE takes it
-	if n, err := s.EndLeases(ctx, "q"); err != nil || n != 0 {
-		t.Fatalf("EndLeases of a list without leases = %d, %v", n, err)
+	checkErr(t, s.Add(ctx, "q", "d", store.Last, true), store.ErrDuplicate)
+	if n, err := s.Reload(ctx, "q", nil, ""); err != nil || n != 0 {
+		t.Fatalf("Reload of a list without leases = %d, %v", n, err)
 	}
-	if n, err := s.EndLeases(ctx, "missing"); err != nil || n != 0 {
-		t.Fatalf("EndLeases of no list = %d, %v", n, err)
+	checkLines(t, s, "q", []string{})
+	if n, err := s.Reload(ctx, "new", []string{"x"}, ""); err != nil || n != 0 {
+		t.Fatalf("Reload of no list = %d, %v", n, err)
 	}
+	checkLines(t, s, "new", []string{"x"})
 }
 
 func testLeaseLimitsCountLeasedLines(t *testing.T, newStore Factory) {
@@ -363,38 +369,4 @@ func testLeasedConsumersLoseNothing(t *testing.T, a, b store.Store) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("acknowledged (%d) and left (%d) = %d lines, want each of %d once", len(acked), len(rest), len(got), lines)
 	}
-}
-
-// testRequestIDsAnswerOnce: a request id is claimed once across the stores; the others get the
-// first request's answer once it is settled, and the id is free again after its window.
-func testRequestIDsAnswerOnce(t *testing.T, a, b store.Store) {
-	ctx := t.Context()
-	claim := func(s store.Store, id string, window time.Duration) ([]byte, bool) {
-		t.Helper()
-		answer, claimed, err := s.Claim(ctx, id, window)
-		must(t, err)
-		return answer, claimed
-	}
-	if _, claimed := claim(a, "r1", time.Minute); !claimed {
-		t.Fatal("a fresh id was not claimed")
-	}
-	if answer, claimed := claim(b, "r1", time.Minute); claimed || answer != nil {
-		t.Fatalf("Claim of an id in flight = %q, %v; want nothing, false", answer, claimed)
-	}
-	must(t, a.Settle(ctx, "r1", []byte("OK\x00first"), time.Minute))
-	if answer, claimed := claim(b, "r1", time.Minute); claimed || string(answer) != "OK\x00first" {
-		t.Fatalf("Claim of a settled id = %q, %v; want the first answer", answer, claimed)
-	}
-	if _, claimed := claim(b, "r2", time.Minute); !claimed {
-		t.Fatal("another id was not claimed")
-	}
-
-	if _, claimed := claim(a, "brief", 200*time.Millisecond); !claimed {
-		t.Fatal("a fresh id was not claimed")
-	}
-	must(t, a.Settle(ctx, "brief", []byte("x"), 200*time.Millisecond))
-	waitFor(t, "the id's window to end", func() bool {
-		_, claimed := claim(b, "brief", time.Minute)
-		return claimed
-	})
 }

@@ -23,7 +23,7 @@ func checkBulkRefused(t testing.TB, s store.Store, lines []string, limit string,
 	ctx := t.Context()
 	checkLimit(t, s.Insert(ctx, "refused", lines, store.Last), limit, max)
 	checkLimit(t, s.Replace(ctx, "refused", slices.Clone(lines), "d"), limit, max)
-	loaded, err := s.LoadOnce(ctx, "refused", slices.Clone(lines), "d")
+	loaded, _, err := s.LoadOnce(ctx, "refused", slices.Clone(lines), "d")
 	checkLimit(t, err, limit, max)
 	if loaded {
 		t.Fatal("a refused LoadOnce reports it loaded")

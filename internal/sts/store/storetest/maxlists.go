@@ -28,9 +28,9 @@ func testMaxLists(t *testing.T, newStore Factory) {
 	must(t, s.Ensure(ctx, "b"))
 	must(t, s.Replace(ctx, "c", []string{"x2"}, "d"))
 	must(t, s.Insert(ctx, "d", []string{"y2"}, store.First))
-	loaded, err := s.LoadOnce(ctx, "c", []string{"x3"}, "d3")
-	if err != nil || !loaded {
-		t.Fatalf("LoadOnce of a list that exists at the limit: %v, %v", loaded, err)
+	loaded, _, err := s.LoadOnce(ctx, "c", []string{"x3"}, "d3")
+	if err != nil || loaded {
+		t.Fatalf("LoadOnce of a list that exists at the limit: %v, %v; want it kept", loaded, err)
 	}
 	if _, err := s.Reset(ctx, "a"); err != nil {
 		t.Fatal(err)

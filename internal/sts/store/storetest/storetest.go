@@ -91,7 +91,9 @@ var tests = []test{
 	{"DeadLetterAfterMaxDeliveries", testDeadLetterAfterMaxDeliveries},
 	{"LeasedLinesStayUnique", testLeasedLinesStayUnique},
 	{"LeasesOutliveReset", testLeasesOutliveReset},
-	{"EndLeasesForgetsTheLeasedLines", testEndLeasesForgetsTheLeasedLines},
+	{"ReloadEndsTheLeases", testReloadEndsTheLeases},
+	{"FailedChangesRecordNothing", testFailedChangesRecordNothing},
+	{"RequestOutcomesEndWithTheirWindow", testRequestOutcomesEndWithTheirWindow},
 	{"LeaseLimitsCountLeasedLines", testLeaseLimitsCountLeasedLines},
 }
 
@@ -109,7 +111,10 @@ var pairTests = []pairTest{
 	{"LoadOnceLoadsOnce", testLoadOnceLoadsOnce},
 	{"LeasesAreSharedByEveryStore", testLeasesAreSharedByEveryStore},
 	{"LeasedConsumersLoseNothing", testLeasedConsumersLoseNothing},
-	{"RequestIDsAnswerOnce", testRequestIDsAnswerOnce},
+	{"RequestsAreBoundToOneFingerprint", testRequestsAreBoundToOneFingerprint},
+	{"RetriedChangesAreMadeOnce", testRetriedChangesAreMadeOnce},
+	{"RetriedLeaseChangesAreMadeOnce", testRetriedLeaseChangesAreMadeOnce},
+	{"ConcurrentRetriesTakeOneLine", testConcurrentRetriesTakeOneLine},
 }
 
 // Run runs every conformance test as a subtest of t, each on a store of its own from newStore.

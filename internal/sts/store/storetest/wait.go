@@ -229,7 +229,7 @@ func testWaitingReadIsWokenByReplaceAndLoadOnce(t *testing.T, a, b store.Store) 
 	checkLines(t, a, "replaced", []string{"y"})
 
 	read = startRead(t, a, "loaded", store.First, 2, false)
-	if loaded, err := b.LoadOnce(ctx, "loaded", []string{"1", "2", "3"}, "d"); !loaded || err != nil {
+	if loaded, _, err := b.LoadOnce(ctx, "loaded", []string{"1", "2", "3"}, "d"); !loaded || err != nil {
 		t.Fatalf("LoadOnce = %t, %v", loaded, err)
 	}
 	checkResult(t, "the read woken by LoadOnce", read, "1", "2")
