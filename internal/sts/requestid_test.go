@@ -2,15 +2,23 @@ package sts
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // sameAnswer fails unless a retry's answer is the first one: status, body and the headers a
@@ -134,4 +142,92 @@ func TestRequestIDRetriesAfterATryAgain(t *testing.T) {
 	ts.expect(t, target, okBody("a"))
 	ts.expect(t, target, okBody("a"))
 	ts.checkLines(t, "q")
+}
+
+// A READ sent to a Redis that is paused past the client's timeout is answered 503
+// outcome_unknown: Redis runs it when it wakes, and its reply is lost. Its retry with the same
+// REQUEST_ID answers the line it took, and takes no other; a READ without one could not know.
+func TestRequestIDAnswersAReplyLostOnAPausedRedis(t *testing.T) {
+	t.Parallel() // waits out the client's read timeout
+	srv := redistest.Start(t)
+	ts := startOnRedis(t, srv.URL(), testConfig(t))
+	target := "/sts/READ?FILENAME=q&KEEP=FALSE&FORMAT=JSON"
+	// A first try that met an empty list binds the id, as a try that met a 503 would: this
+	// server's next tries need Redis for the READ only, which the pause then catches in flight.
+	if a, js := ts.getAnswer(t, target+"&REQUEST_ID=lost"); js.Reason != protocol.ReasonNotLoaded {
+		t.Fatalf("READ of no list: %d %s", a.status, a.body)
+	}
+	ts.loadList(t, "q", "a", "b", "c", "d")
+	// lost sends target to the paused Redis, which runs it once thawed, leaving want.
+	lost := func(target string, want ...string) {
+		t.Helper()
+		srv.Freeze(t)
+		if a, js := ts.getAnswer(t, target); a.status != http.StatusServiceUnavailable || js.Reason != protocol.ReasonOutcomeUnknown {
+			t.Errorf("%s with Redis paused: %d %s", target, a.status, a.body)
+		}
+		srv.Thaw(t)
+		testutil.Until(t, 10*time.Second, 10*time.Millisecond, "the lost READ to run", func() bool {
+			return slices.Equal(ts.lines(t, "q"), want)
+		})
+	}
+	lost(target+"&REQUEST_ID=lost", "b", "c", "d")
+	if a, _ := ts.getAnswer(t, target+"&REQUEST_ID=lost"); a.body != `{"ok":true,"command":"READ","value":"a"}`+"\n" {
+		t.Fatalf("the retry answered %d %s, want the line its first try took", a.status, a.body)
+	}
+	ts.checkLines(t, "q", "b", "c", "d")
+	lost(target, "c", "d")
+}
+
+// RELOAD through one server while leased READs go through another: a lease taken while the
+// reloaded content was being uploaded ends with the reload, so that its line does not come back
+// beside the reloaded copy of it.
+func TestReloadEndsTheLeasesTakenDuringItsUpload(t *testing.T) {
+	srv := redistest.Start(t)
+	path := filepath.Join(t.TempDir(), "big.csv")
+	var content strings.Builder
+	const lines = 100_000
+	for i := range lines {
+		fmt.Fprintf(&content, "line-%06d\n", i)
+	}
+	if err := os.WriteFile(path, []byte(content.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, func(c *Config) { c.Loads = []Load{{List: "big", Path: path}} })
+	reloader, reader := startOnRedis(t, srv.URL(), cfg), startOnRedis(t, srv.URL(), cfg)
+	reloader.srv.LoadAtStartup(t.Context())
+
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	for range 4 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				reader.do(t, http.MethodGet, "/sts/READ?FILENAME=big&LEASE=300&FORMAT=JSON", "", "")
+			}
+		})
+	}
+	for range 3 {
+		a := reloader.do(t, http.MethodGet, "/sts/RELOAD?FILENAME=big", "", "")
+		reloader.checkCommandAnswer(t, "RELOAD", a)
+	}
+	close(stop)
+	readers.Wait()
+	testutil.Until(t, 10*time.Second, 20*time.Millisecond, "the leases to run out", func() bool {
+		return reader.listStatus(t, "big").Leased == 0
+	})
+	got := reader.lines(t, "big")
+	seen := make(map[string]bool, len(got))
+	for _, line := range got {
+		if seen[line] {
+			t.Fatalf("%s is in the list twice after the reloads", line)
+		}
+		seen[line] = true
+	}
+	if len(got) != lines {
+		t.Fatalf("%d lines after the leases ran out, want the %d reloaded", len(got), lines)
+	}
 }

@@ -407,21 +407,29 @@ func (s *Store) sweep(ctx context.Context) {
 	}
 }
 
-// BindRequest implements store.Store: a key of its own, set if absent.
+// BindRequest implements store.Store: a key of its own, set if absent. The ids this server bound
+// last are remembered (bindings), so that the retries it receives need no round trip before their
+// change: a retry meant to find a lost reply's outcome does not fail on the binding first.
 func (s *Store) BindRequest(ctx context.Context, r store.Request) error {
+	if s.bindings.holds(r) {
+		return nil
+	}
 	key := s.requestKey(r.ID)
 	set, err := s.cmd.SetNX(ctx, key, r.Fingerprint, max(r.Window, time.Millisecond)).Result()
-	if err != nil || set {
+	if err != nil {
 		return s.failure(err)
 	}
-	bound, err := s.cmd.Get(ctx, key).Bytes()
-	switch {
-	case errors.Is(err, goredis.Nil):
-		return s.BindRequest(ctx, r) // its window ended between the two commands
-	case err != nil:
-		return s.failure(err)
-	case !r.Same(bound):
-		return store.ErrRequestReused
+	if !set {
+		bound, err := s.cmd.Get(ctx, key).Bytes()
+		switch {
+		case errors.Is(err, goredis.Nil):
+			return s.BindRequest(ctx, r) // its window ended between the two commands
+		case err != nil:
+			return s.failure(err)
+		case !r.Same(bound):
+			return store.ErrRequestReused
+		}
 	}
+	s.bindings.add(r)
 	return nil
 }

@@ -69,8 +69,9 @@ type Store struct {
 	up         atomic.Bool
 	subscribed atomic.Bool // the notification channel is listened to (wait.go)
 	waits      waits
-	due        chan struct{} // wakes the expiry loop: a change reported a due time before wake (lease.go)
-	wake       atomic.Int64  // when the expiry loop looks at the schedule next (Unix ms, Redis' clock)
+	bindings   recentBindings // BindRequest's
+	due        chan struct{}  // wakes the expiry loop: a change reported a due time before wake (lease.go)
+	wake       atomic.Int64   // when the expiry loop looks at the schedule next (Unix ms, Redis' clock)
 	stop       context.CancelFunc
 	stopped    sync.WaitGroup
 }
