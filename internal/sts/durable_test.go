@@ -172,3 +172,30 @@ func TestAnswersWaitForTheConsumeTheyCount(t *testing.T) {
 		t.Errorf("answers %q, want %q", got, want)
 	}
 }
+
+// The outcome of a change made with a REQUEST_ID is journaled with the change: a client whose
+// server stopped before answering gets, from the restarted server, the line its READ took and the
+// lease its leased READ was given, from the snapshot or the journal's records after it.
+func TestRequestIDOutcomesSurviveARestart(t *testing.T) {
+	state := t.TempDir()
+	first := startJournaledServer(t, state, journal.Options{})
+	first.srv.LoadAtStartup(context.Background())
+	first.loadList(t, "q", "a", "b", "c", "d")
+	read := "/sts/READ?FILENAME=q&KEEP=FALSE&REQUEST_ID=before-snapshot"
+	first.expect(t, read, okBody("a"))
+	if err := first.journal.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	leased := "/sts/READ?FILENAME=q&LEASE=600000&REQUEST_ID=after-snapshot"
+	lease := first.do(t, http.MethodGet, leased, "", "")
+	first.srv.Drain()
+	if err := first.journal.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	second := startJournaledServer(t, state, journal.Options{})
+	second.srv.LoadAtStartup(context.Background())
+	second.expect(t, read, okBody("a"))
+	sameAnswer(t, leased, lease, second.do(t, http.MethodGet, leased, "", ""))
+	second.checkLines(t, "q", "c", "d")
+}
