@@ -141,7 +141,7 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.DurationVar(&c.MaxLease, "max-lease", c.MaxLease, "longest LEASE a read may take and LEASE_MS an EXTEND may give; a longer one is refused")
 	fs.IntVar(&c.MaxDeliveries, "max-deliveries", c.MaxDeliveries, "send a leased line to the list <list>.dead instead of back to its list once it has come back this many times (0: never); a read's MAX_DELIVERIES overrides it")
 	fs.Var(maxDeliveriesFlag{&c.MaxDeliveriesByList}, "max-deliveries-list", "LIST=N: --max-deliveries for the list LIST (repeatable; "+listSeparator+"-separated in the environment)")
-	fs.DurationVar(&c.RequestIDWindow, "request-id-window", c.RequestIDWindow, "how long the answer of a command sent with a REQUEST_ID is kept, to be given again to its retries")
+	fs.DurationVar(&c.RequestIDWindow, "request-id-window", c.RequestIDWindow, "how long the outcome of a change sent with a REQUEST_ID is kept for its retries")
 	fs.StringVar(&s.state.dir, "state-dir", "", "directory of the journal and snapshots that make the lists survive a restart (empty: lists live in memory only)")
 	fs.StringVar(&s.state.policy, "fsync-policy", s.state.policy, "with --state-dir, when a change is acknowledged: always (after its fsync) or interval (after its write; fsync every --fsync-interval)")
 	fs.DurationVar(&s.state.interval, "fsync-interval", s.state.interval, "fsync period of --fsync-policy interval")

@@ -193,9 +193,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // send writes a command's answer, and returns its command and whether it succeeded. A store that
-// cannot reach its backend answers with its 503 in the HTML form too, as a refusal does.
+// cannot reach its backend, or whose backend did not answer a change, answers with its 503 in the
+// HTML form too, as a refusal does: a plan's retry looks at the status.
 func (s *Server) send(w http.ResponseWriter, req *request, rep reply) (string, bool) {
-	if rep.fail != nil && rep.fail.reason == protocol.ReasonBackendUnavailable {
+	if rep.fail != nil && (rep.fail.reason == protocol.ReasonBackendUnavailable || rep.fail.reason == protocol.ReasonOutcomeUnknown) {
 		s.refuse(w, req, rep)
 	} else {
 		s.write(w, req, rep, http.StatusOK)
