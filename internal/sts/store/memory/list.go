@@ -51,9 +51,10 @@ type list struct {
 	outcomes     map[string]*outcome
 	outcomeOrder []string
 
-	// scanners counts the FINDs scanning the list off its lock (scan.go); while there are any,
-	// scanLog logs the changes that move indexes, and scanSeen numbers the events before it.
-	scanners int
+	// scanners are the FINDs scanning the list off its lock (scan.go), each the number of the
+	// log's events it has seen; while there are any, scanLog logs the changes that move indexes,
+	// and scanSeen numbers the events dropped before it.
+	scanners []*int
 	scanLog  []scanEvent
 	scanSeen int
 

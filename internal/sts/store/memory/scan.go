@@ -1,5 +1,7 @@
 package memory
 
+import "slices"
+
 // A FIND tests lines with a client's regular expression, which may spend its whole budget
 // (--regex-timeout) on one line: under the list's lock, every writer would wait for it. So a FIND
 // scans off the lock (scan): it copies a page of lines under the lock, lets go of it, tests them,
@@ -26,8 +28,23 @@ type scanEvent struct {
 
 // logScan records a change while some FIND scans l; l must be locked.
 func (l *list) logScan(e scanEvent) {
-	if l.scanners > 0 {
+	if len(l.scanners) > 0 {
 		l.scanLog = append(l.scanLog, e)
+	}
+}
+
+// compactScanLog drops the events of l's scan log (l locked) that every running scan has seen:
+// FINDs that overlap without end (one starts before the last ends) keep the log as long as the
+// changes one scan's page can meet, not as long as every change since the first of them began.
+func (l *list) compactScanLog() {
+	oldest := l.scanSeen + len(l.scanLog)
+	for _, seen := range l.scanners {
+		oldest = min(oldest, *seen)
+	}
+	if drop := oldest - l.scanSeen; drop > 0 {
+		// A copy, so that the dropped events (and the lines they hold) are let go of.
+		l.scanLog = append([]scanEvent(nil), l.scanLog[drop:]...)
+		l.scanSeen = oldest
 	}
 }
 
@@ -35,13 +52,12 @@ func (l *list) logScan(e scanEvent) {
 // locked when scan is called and when it returns, unlocked in between. It returns the index of
 // the hit, or -1, and the lines added at the front while it scanned, which it did not test.
 func (m *Memory) scan(l *list, req *takeRequest) (hit int, missed []string, err error) {
-	l.scanners++
-	seen := l.scanSeen + len(l.scanLog) // the log's events this scan has seen
+	seen := new(int) // the log's events this scan has seen, numbered from the list's first
+	*seen = l.scanSeen + len(l.scanLog)
+	l.scanners = append(l.scanners, seen)
 	defer func() {
-		if l.scanners--; l.scanners == 0 {
-			l.scanSeen += len(l.scanLog)
-			l.scanLog = nil
-		}
+		l.scanners = slices.DeleteFunc(l.scanners, func(p *int) bool { return p == seen })
+		l.compactScanLog()
 	}()
 	page := make([]string, 0, min(findPage, l.lines.len()))
 	for next := 0; next < l.lines.len(); {
@@ -69,7 +85,7 @@ func (m *Memory) scan(l *list, req *takeRequest) (hit int, missed []string, err 
 		})
 		l.mu.Lock()
 		next = base + tested
-		for _, e := range l.scanLog[seen-l.scanSeen:] {
+		for _, e := range l.scanLog[*seen-l.scanSeen:] {
 			switch e.op {
 			case opFront:
 				next++
@@ -91,7 +107,8 @@ func (m *Memory) scan(l *list, req *takeRequest) (hit int, missed []string, err 
 				next, hit, missed = 0, -1, nil
 			}
 		}
-		seen = l.scanSeen + len(l.scanLog)
+		*seen = l.scanSeen + len(l.scanLog)
+		l.compactScanLog()
 		if err != nil || hit >= 0 {
 			return hit, missed, err
 		}

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -147,4 +148,39 @@ func TestFindScansPageAfterPage(t *testing.T) {
 	if n, _ := m.Length(ctx, "l"); n != 5*findPage-4 {
 		t.Fatalf("%d lines left, want %d", n, 5*findPage-4)
 	}
+}
+
+// FINDs that overlap without end, each starting before the last ends, keep the scan log to the
+// changes a running scan has yet to see, not every change since the first of them began.
+func TestOverlappingFindsKeepTheScanLogShort(t *testing.T) {
+	m := New()
+	m.gate = make(chan struct{}, 4) // room for the stalled FINDs at once
+	if err := m.Replace(ctx, "l", []string{"a", "b", "c"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	l := m.lookup("l")
+	logged := func() int {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.scanLog)
+	}
+	done, release := stalledFind(t, m, "none", 0)
+	for round := range 3 {
+		for i := range 1000 {
+			if err := m.Add(ctx, "l", fmt.Sprintf("front %d %d", round, i), store.First, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		next, releaseNext := stalledFind(t, m, "none", 0)
+		release()
+		if got := resultOf(t, done); !strings.HasPrefix(got, "error: ") {
+			t.Fatalf("round %d: the FIND found %q", round, got)
+		}
+		if n := logged(); n != 0 {
+			t.Fatalf("round %d: the scan log holds %d changes that the running FIND saw before it began", round, n)
+		}
+		done, release = next, releaseNext
+	}
+	release()
+	resultOf(t, done)
 }
