@@ -64,7 +64,11 @@ func TestThreeServersShareRedis(t *testing.T) {
 		_, body, _, _ := c.get("/sts/READ?FILENAME=queue&KEEP=FALSE&WAIT=20000")
 		woken <- body
 	}()
-	time.Sleep(200 * time.Millisecond) // the read is waiting (or will find the line at once: fine too)
+	// The ADD must come while the read waits, or it would test no wake-up.
+	testutil.Until(t, 10*time.Second, 5*time.Millisecond, "the read waiting on server 1", func() bool {
+		_, metrics := httpGet(servers[0].Base + "/metrics")
+		return strings.Contains(metrics, "\nsts_waiting_reads 1\n")
+	})
 	added := time.Now()
 	c := &rawClient{addr: strings.TrimPrefix(servers[2].Base, "http://")}
 	if _, body, _, err := c.get("/sts/ADD?FILENAME=queue&LINE=wake"); err != nil || !strings.Contains(body, "OK") {
@@ -212,7 +216,8 @@ func contains(lines []string, line string) bool {
 }
 
 // A Sentinel failover under load: two servers consume and add while the master is SIGKILLed, the
-// replica takes over, and the old master comes back as its replica. With --redis-min-replicas 1
+// replica takes over, and the old master comes back as its replica. Both servers acknowledge
+// reads and adds before the failover and again after it. With --redis-min-replicas 1
 // a change is acknowledged only once the replica holds it, so no acknowledged ADD is lost and no
 // line whose READ was acknowledged is served again; a READ answered 503 may have taken its line
 // with it. Without it, what the failover cost is measured and logged.
@@ -238,11 +243,19 @@ func TestSentinelFailover(t *testing.T) {
 			}
 			servers := startShared(t, 2, "redis://"+st.Master.Addr, args...)
 
+			// The phases of the run, for the acknowledged requests each server answered in each.
+			const (
+				before = iota
+				during // from the SIGKILL until both servers are ready again
+				after
+			)
 			var (
 				mu             sync.Mutex
 				served         = map[string]int{}
 				added          = map[string]bool{}
 				unacknowledged atomic.Int64 // requests answered 503 or not at all: their change may or may not have been made
+				phase          atomic.Int32
+				reads, adds    [3][2]atomic.Int64 // acknowledged, by phase and server
 				stop           atomic.Bool
 				work           sync.WaitGroup
 			)
@@ -253,20 +266,23 @@ func TestSentinelFailover(t *testing.T) {
 					c := &rawClient{addr: strings.TrimPrefix(servers[i%2].Base, "http://")}
 					for n := 0; !stop.Load(); n++ {
 						target, line := "/sts/READ?FILENAME=data&KEEP=FALSE", ""
-						if i%4 == 0 { // a producer
+						if i%4 == 0 || i%4 == 1 { // a producer, two on each server
 							line = fmt.Sprintf("new-%d-%d", i, n)
 							target = "/sts/ADD?FILENAME=data&ADD_MODE=LAST&LINE=" + line
 						}
+						p := phase.Load() // the phase the request was sent in
 						status, body, _, err := c.get(target)
 						switch {
 						case err != nil || status != 200 || strings.Contains(body, "KO"):
 							unacknowledged.Add(1)
-							time.Sleep(50 * time.Millisecond)
+							time.Sleep(50 * time.Millisecond) // a client's back-off
 						case line != "":
+							adds[p][i%2].Add(1)
 							mu.Lock()
 							added[line] = true
 							mu.Unlock()
 						case strings.Contains(body, "<body>"):
+							reads[p][i%2].Add(1)
 							got := strings.TrimSuffix(strings.TrimPrefix(body, "<html><title>OK</title>\n<body>"), "</body>\n</html>")
 							mu.Lock()
 							served[got]++
@@ -275,7 +291,21 @@ func TestSentinelFailover(t *testing.T) {
 					}
 				}()
 			}
-			time.Sleep(time.Second)
+			// acknowledged waits until each server has acknowledged reads and adds in phase p:
+			// the failover must find load running, and leave both servers serving it.
+			acknowledged := func(p int, what string) {
+				t.Helper()
+				testutil.Until(t, 30*time.Second, 10*time.Millisecond, what, func() bool {
+					for s := range 2 {
+						if reads[p][s].Load() < 20 || adds[p][s].Load() < 20 {
+							return false
+						}
+					}
+					return true
+				})
+			}
+			acknowledged(before, "reads and adds acknowledged by both servers before the failover")
+			phase.Store(during)
 			st.Master.Kill()
 			killed := time.Now()
 			for st.CurrentMaster(t) != st.Replica.Addr {
@@ -293,7 +323,8 @@ func TestSentinelFailover(t *testing.T) {
 				}
 				time.Sleep(100 * time.Millisecond)
 			}
-			time.Sleep(2 * time.Second) // load goes on after the failover
+			phase.Store(after)
+			acknowledged(after, "reads and adds acknowledged by both servers after the failover")
 			stop.Store(true)
 			work.Wait()
 
@@ -318,8 +349,9 @@ func TestSentinelFailover(t *testing.T) {
 					lostLines++
 				}
 			}
-			t.Logf("failover in %v; %d reads acknowledged, %d adds acknowledged, %d requests unacknowledged; %d acknowledged adds lost, %d lines served twice, %d loaded lines gone unacknowledged",
-				failedOver.Round(100*time.Millisecond), len(served), len(added), unacknowledged.Load(), lostAdds, twice, lostLines)
+			t.Logf("failover in %v; %d reads acknowledged, %d adds acknowledged (%d and %d after the failover), %d requests unacknowledged; %d acknowledged adds lost, %d lines served twice, %d loaded lines gone unacknowledged",
+				failedOver.Round(100*time.Millisecond), len(served), len(added), reads[after][0].Load()+reads[after][1].Load(), adds[after][0].Load()+adds[after][1].Load(),
+				unacknowledged.Load(), lostAdds, twice, lostLines)
 			if tc.minReplicas {
 				if lostAdds > 0 || twice > 0 {
 					t.Errorf("with --redis-min-replicas 1: %d acknowledged adds lost, %d lines served twice; want none", lostAdds, twice)
