@@ -251,3 +251,34 @@ func TestAdversarialCatastrophicFindsDoNotHoldUpWriters(t *testing.T) {
 		t.Errorf("list evil = %q, want %q", got, want)
 	}
 }
+
+// TestAdversarialCatastrophicFindsDoNotStarveOtherLists floods one list with FINDs whose
+// catastrophic regex spends its whole budget, and sends a FIND to another list once the flood
+// queues: it waits behind one of the flood's budgets at most, since the flood queues on its own
+// list's gate, where it used to wait behind every FIND of the flood in turn.
+func TestAdversarialCatastrophicFindsDoNotStarveOtherLists(t *testing.T) {
+	const (
+		flood  = 12
+		budget = 300 * time.Millisecond // --regex-timeout
+	)
+	ts := startServer(t, func(c *Config) { c.RegexTimeout = budget })
+	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE="+strings.Repeat("a", 32)+"!", okBody(""))
+	ts.loadList(t, "other", "x1", "x2", "x3", "needle")
+	answers := make(chan string, flood)
+	for range flood {
+		ts.sendInBackground("/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&KEEP=TRUE&LINE=(a%2B)%2B%24", answers)
+	}
+	<-answers // one budget has passed: the flood is queued
+	start := time.Now()
+	ts.expect(t, "/sts/FIND?FILENAME=other&LINE=needle&KEEP=TRUE", okBody("needle"))
+	took := time.Since(start)
+	t.Logf("%d FINDs with (a+)+$ on one list, regex timeout %v: a FIND of another list took %v", flood, budget, took)
+	// One budget and the time to answer; three leave room for a loaded machine, where the old
+	// gate made it wait 4.4 s (12 budgets) on two cores.
+	if took > 3*budget {
+		t.Errorf("the FIND of another list took %v, over three regex budgets (%v): it waited behind the flood", took, budget)
+	}
+	for range flood - 1 {
+		<-answers
+	}
+}

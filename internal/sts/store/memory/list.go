@@ -60,6 +60,8 @@ type list struct {
 
 	// waiters are the reads waiting for lines, in arrival order (wait.go).
 	waiters []*waiter
+	// finding is the list's gate for FINDs' matches (gated, in wait.go): one at a time.
+	finding chan struct{}
 	// testing is held while the matches of waiting FINDs run on lines brought to the list, off
 	// mu (wait.go): they run one at a time, and never hold up a change. evaluating says a
 	// goroutine runs them (guarded by mu).
@@ -68,6 +70,10 @@ type list struct {
 	// pending marks a list that reads wait for but that nobody has created: it is not a key yet.
 	// Guarded by Memory.mu and mu together.
 	pending bool
+}
+
+func newList(name string) *list {
+	return &list{name: name, finding: make(chan struct{}, 1)}
 }
 
 func (l *list) insert(line string, pos store.Position) {

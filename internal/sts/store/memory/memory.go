@@ -99,7 +99,7 @@ func (m *Memory) getOrCreate(name string, limited bool) (l *list, created bool, 
 		l.pending = false
 		l.mu.Unlock()
 	} else {
-		l = &list{name: name}
+		l = newList(name)
 	}
 	m.lists[name] = l
 	return l, true, nil

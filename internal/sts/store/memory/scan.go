@@ -70,7 +70,7 @@ func (m *Memory) scan(l *list, req *takeRequest) (hit int, missed []string, err 
 		base := next
 		l.mu.Unlock()
 		hit, tested := -1, 0
-		err = m.gated(req.client, func() error {
+		err = m.gated(req.client, l, func() error {
 			for _, line := range page { // up to the first hit, as a scan under the lock would stop
 				ok, err := req.match(line)
 				if err != nil {

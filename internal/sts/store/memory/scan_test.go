@@ -3,22 +3,36 @@ package memory
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // stalledFind starts a Find of the lines containing sub whose first match stalls until the
 // returned release is called, and waits until it does: the FIND is then scanning, off the lock.
 func stalledFind(t *testing.T, m *Memory, sub string, wait time.Duration) (result <-chan string, release func()) {
 	t.Helper()
-	entered, gate := make(chan struct{}), make(chan struct{})
+	entered, result, release := startStalledFind(m, sub, wait)
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the FIND never tested a line")
+	}
+	return result, release
+}
+
+// startStalledFind is stalledFind without the wait: entered is closed when the first match
+// stalls.
+func startStalledFind(m *Memory, sub string, wait time.Duration) (entered <-chan struct{}, result <-chan string, release func()) {
+	enter, gate := make(chan struct{}), make(chan struct{})
 	first := true
 	match := func(line string) (bool, error) {
 		if first {
 			first = false
-			close(entered)
+			close(enter)
 			<-gate
 		}
 		return strings.Contains(line, sub), nil
@@ -31,12 +45,7 @@ func stalledFind(t *testing.T, m *Memory, sub string, wait time.Duration) (resul
 		}
 		done <- line
 	}()
-	select {
-	case <-entered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the FIND never tested a line")
-	}
-	return done, func() { close(gate) }
+	return enter, done, sync.OnceFunc(func() { close(gate) })
 }
 
 func resultOf(t *testing.T, done <-chan string) string {
@@ -154,29 +163,42 @@ func TestFindScansPageAfterPage(t *testing.T) {
 // changes a running scan has yet to see, not every change since the first of them began.
 func TestOverlappingFindsKeepTheScanLogShort(t *testing.T) {
 	m := New()
-	m.gate = make(chan struct{}, 4) // room for the stalled FINDs at once
 	if err := m.Replace(ctx, "l", []string{"a", "b", "c"}, ""); err != nil {
 		t.Fatal(err)
 	}
 	l := m.lookup("l")
-	logged := func() int {
+	locked := func(f func()) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return len(l.scanLog)
+		f()
 	}
 	done, release := stalledFind(t, m, "none", 0)
 	for round := range 3 {
-		for i := range 1000 {
+		// 1 000 changes that move indexes, the list kept to one page, so that each FIND needs
+		// the list's gate for one page only.
+		for i := range 500 {
 			if err := m.Add(ctx, "l", fmt.Sprintf("front %d %d", round, i), store.First, false); err != nil {
 				t.Fatal(err)
 			}
+			if _, err := m.Read(ctx, "l", store.First, 1, false, 0); err != nil {
+				t.Fatal(err)
+			}
 		}
-		next, releaseNext := stalledFind(t, m, "none", 0)
+		// The next FIND begins its scan, and waits for the list's gate, which the stalled one holds.
+		entered, next, releaseNext := startStalledFind(m, "none", 0)
+		testutil.Until(t, 10*time.Second, time.Millisecond, "the next FIND to scan", func() bool {
+			n := 0
+			locked(func() { n = len(l.scanners) })
+			return n == 2
+		})
 		release()
 		if got := resultOf(t, done); !strings.HasPrefix(got, "error: ") {
 			t.Fatalf("round %d: the FIND found %q", round, got)
 		}
-		if n := logged(); n != 0 {
+		<-entered
+		n := 0
+		locked(func() { n = len(l.scanLog) })
+		if n != 0 {
 			t.Fatalf("round %d: the scan log holds %d changes that the running FIND saw before it began", round, n)
 		}
 		done, release = next, releaseNext

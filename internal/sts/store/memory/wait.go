@@ -219,7 +219,7 @@ func (m *Memory) claim(ctx context.Context, l *list, w *waiter, untested [][]str
 	for _, batch := range untested {
 		for _, line := range batch {
 			var ok bool
-			err := m.gated(ctx, func() (err error) { ok, err = w.req.match(line); return err })
+			err := m.gated(ctx, l, func() (err error) { ok, err = w.req.match(line); return err })
 			if err == nil && !ok {
 				continue
 			}
@@ -249,10 +249,19 @@ func (m *Memory) claim(ctx context.Context, l *list, w *waiter, untested [][]str
 	return taken{}, false
 }
 
-// gated runs test, FINDs' matches, once the store's gate lets it: no more of them run at once
-// than leave a processor free, so that writers and other requests are never starved of one by
-// catastrophic regular expressions. It gives up with ctx's error.
-func (m *Memory) gated(ctx context.Context, test func() error) error {
+// gated runs test, FINDs' matches on l, once l's gate and then the store's let it: no more of
+// them run at once than leave a processor free, so that writers and other requests are never
+// starved of one by catastrophic regular expressions; and one at a time per list, so that a flood
+// of them on one list queues on that list, and a FIND of another list waits at the store's gate
+// behind one of them at most (one regex budget), not behind the whole flood. It gives up with
+// ctx's error.
+func (m *Memory) gated(ctx context.Context, l *list, test func() error) error {
+	select {
+	case l.finding <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-l.finding }()
 	select {
 	case m.gate <- struct{}{}:
 	case <-ctx.Done():
@@ -274,7 +283,8 @@ func (m *Memory) lockPending(name string) *list {
 	defer m.mu.Unlock()
 	l := m.pending[name]
 	if l == nil {
-		l = &list{name: name, pending: true}
+		l = newList(name)
+		l.pending = true
 		m.pending[name] = l
 	}
 	l.mu.Lock() // a pending list is only ever locked briefly

@@ -548,7 +548,8 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 // instead of scanning again.
 func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, within int) (string, bool, error)) (string, error) {
 	k := s.keysOf(name)
-	test := s.waits.gated(ctx, match) // every try's matches (wait.go)
+	test, done := s.waits.gated(ctx, name, match) // every try's matches (wait.go)
+	defer done()
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
 		reply, err := s.runList(ctx, pageScript, k, nil, nil, false, 0, firstPage-1)
 		if err != nil {

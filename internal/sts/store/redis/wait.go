@@ -20,7 +20,9 @@ import (
 // catastrophic regular expression, sent or woken together, would each spend their whole time
 // budget at once and leave no processor to the requests of everyone else. So the matches of
 // every FIND, waiting or not, go through the waits' gate, which lets no more run at once than
-// leave a processor free (as the memory backend's do).
+// leave a processor free (as the memory backend's do), and first through their list's gate, one
+// at a time: a flood of them on one list queues there, and a FIND of another list waits at the
+// waits' gate behind one of them at most (one regex budget), not behind the whole flood.
 
 // pollInterval bounds how long a waiting read goes without trying again.
 const pollInterval = time.Second
@@ -33,6 +35,13 @@ type waits struct {
 	ended   chan struct{}
 	endOnce sync.Once
 	gate    chan struct{} // tokens for the matches of waiting FINDs' tries
+	finding map[string]*listGate
+}
+
+// listGate is one list's gate for FINDs' matches, shared by the FINDs of the list that run.
+type listGate struct {
+	ch    chan struct{}
+	finds int
 }
 
 // wake is closed, and replaced, when lines arrive in a list.
@@ -42,22 +51,48 @@ type wake struct {
 }
 
 func (w *waits) init() {
-	w.byList = map[string]*wake{}
+	w.byList, w.finding = map[string]*wake{}, map[string]*listGate{}
 	w.ended = make(chan struct{})
 	w.gate = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 }
 
-// gated returns match run through the gate; waiting for a token ends with ctx's error.
-func (w *waits) gated(ctx context.Context, match store.Matcher) store.Matcher {
-	return func(line string) (bool, error) {
+// gated returns match run through list name's gate, then the waits' gate; waiting for a token
+// ends with ctx's error. Call done once the FIND no longer matches.
+func (w *waits) gated(ctx context.Context, name string, match store.Matcher) (gatedMatch store.Matcher, done func()) {
+	w.mu.Lock()
+	g := w.finding[name]
+	if g == nil {
+		g = &listGate{ch: make(chan struct{}, 1)}
+		w.finding[name] = g
+	}
+	g.finds++
+	w.mu.Unlock()
+	done = func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if g.finds--; g.finds == 0 {
+			delete(w.finding, name)
+		}
+	}
+	acquire := func(gate chan struct{}) error {
 		select {
-		case w.gate <- struct{}{}:
+		case gate <- struct{}{}:
+			return nil
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
+		}
+	}
+	return func(line string) (bool, error) {
+		if err := acquire(g.ch); err != nil {
+			return false, err
+		}
+		defer func() { <-g.ch }()
+		if err := acquire(w.gate); err != nil {
+			return false, err
 		}
 		defer func() { <-w.gate }()
 		return match(line)
-	}
+	}, done
 }
 
 // join returns the channel that the next arrival of lines in the list closes.
