@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -91,8 +92,16 @@ func (e *LeaseEndedError) Error() string {
 const LeaseMemory = 10 * time.Minute
 
 // DeadLetterList is the list to which lines of name go once they have gone back
-// LeaseSpec.MaxDeliveries times.
-func DeadLetterList(name string) string { return name + ".dead" }
+// LeaseSpec.MaxDeliveries times. It counts against Limits.MaxLists, and a store creates it with
+// the first lease that may send lines there, refusing that lease when there is no room for it.
+func DeadLetterList(name string) string { return name + deadSuffix }
+
+const deadSuffix = ".dead"
+
+// IsDeadLetterList reports whether name is a dead-letter list, whose leases never dead-letter:
+// a line that every consumer of the dead letters fails on goes back to them, not to a
+// dead-letter list of its own.
+func IsDeadLetterList(name string) bool { return strings.HasSuffix(name, deadSuffix) }
 
 // leaseIDs encodes lease ids: lower case, no padding, nothing a URL or a header would escape.
 var leaseIDs = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)

@@ -97,7 +97,7 @@ func (b *leaseBook) find(id string) (*list, error) {
 
 // ReadLeased implements store.Store.
 func (m *Memory) ReadLeased(ctx context.Context, name string, pos store.Position, n int, spec store.LeaseSpec, wait time.Duration) (store.Lease, error) {
-	if err := spec.Check(); err != nil {
+	if err := m.prepareLease(ctx, name, spec); err != nil {
 		return store.Lease{}, err
 	}
 	order := &leaseOrder{spec: spec, id: store.NewLeaseID()}
@@ -107,12 +107,25 @@ func (m *Memory) ReadLeased(ctx context.Context, name string, pos store.Position
 
 // FindLeased implements store.Store.
 func (m *Memory) FindLeased(ctx context.Context, name string, match store.Matcher, spec store.LeaseSpec, wait time.Duration) (store.Lease, error) {
-	if err := spec.Check(); err != nil {
+	if err := m.prepareLease(ctx, name, spec); err != nil {
 		return store.Lease{}, err
 	}
 	order := &leaseOrder{spec: spec, id: store.NewLeaseID()}
 	lines, err := m.takeOnce(ctx, name, takeRequest{match: match, lease: order, client: ctx}, wait)
 	return order.result(name, lines, err)
+}
+
+// prepareLease checks spec and creates the dead-letter list a lease of list name may send lines
+// to, within Limits.MaxLists: a read that could need a list there is no room for is refused before
+// it takes a line, rather than the dead letters making lists beyond the limit (or being lost).
+func (m *Memory) prepareLease(ctx context.Context, name string, spec store.LeaseSpec) error {
+	if err := spec.Check(); err != nil {
+		return err
+	}
+	if spec.MaxDeliveries == 0 || store.IsDeadLetterList(name) {
+		return nil
+	}
+	return m.Ensure(ctx, store.DeadLetterList(name))
 }
 
 func (o *leaseOrder) result(name string, lines []string, err error) (store.Lease, error) {
@@ -123,9 +136,13 @@ func (o *leaseOrder) result(name string, lines []string, err error) (store.Lease
 }
 
 // holdLocked puts picked, just removed from l (locked) by a read, under the lease order asks for.
+// A lease of a dead-letter list never dead-letters: a line is not sent to x.dead.dead.
 func (m *Memory) holdLocked(l *list, picked []string, order *leaseOrder) {
 	order.expires = time.Now().Add(order.spec.TTL).Truncate(time.Millisecond)
 	le := &lease{id: order.id, lines: slices.Clone(picked), expires: order.expires, maxDeliveries: order.spec.MaxDeliveries}
+	if store.IsDeadLetterList(l.name) {
+		le.maxDeliveries = 0
+	}
 	l.hold(le)
 	if l.recording {
 		l.change = appendLease(l.change, le)

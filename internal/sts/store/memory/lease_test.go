@@ -105,3 +105,56 @@ func TestLeasesAreRestoredFromRecordsAndSnapshots(t *testing.T) {
 		}
 	}
 }
+
+// The returns counted for a line go with it: a RESET or a replacement drops those of the lines it
+// drops, even while a lease runs (whose own lines keep theirs), so that a client cycling new
+// lines through leases and RESETs cannot grow the map (and hold every line's text) for ever.
+func TestReturnsGoWithTheirLines(t *testing.T) {
+	m := New()
+	if err := m.Replace(ctx, "q", []string{"held"}, ""); err != nil {
+		t.Fatal(err)
+	}
+	held, err := m.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if err := m.Add(ctx, "q", fmt.Sprintf("line %d", i), store.Last, false); err != nil {
+			t.Fatal(err)
+		}
+		lease, err := m.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Release(ctx, store.LeaseRef{ID: lease.ID}, store.First); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Reset(ctx, "q"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := m.lookup("q")
+	l.mu.Lock()
+	counted := len(l.returns)
+	l.mu.Unlock()
+	if counted != 0 {
+		t.Fatalf("after 300 lines returned then reset, %d returns are still counted", counted)
+	}
+	// The held lease's line keeps its count through a RESET: it may come back yet.
+	if err := m.Release(ctx, store.LeaseRef{ID: held.ID}, store.First); err != nil {
+		t.Fatal(err)
+	}
+	lease, err := m.ReadLeased(ctx, "q", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Reset(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	n := l.returns["held"]
+	l.mu.Unlock()
+	if n != 1 || lease.Lines[0] != "held" {
+		t.Fatalf("the held line's returns after a RESET: %d, want 1", n)
+	}
+}

@@ -144,13 +144,29 @@ func (l *list) replace(lines []string, size int64) {
 	l.lines = newChunkList(lines)
 	l.logScan(scanEvent{op: opReplace})
 	l.counts = nil
-	if len(l.leases) == 0 {
-		l.returns = nil // the map never shrinks: let it go with the lines
-	}
+	l.returns = l.leasedReturns()
 	l.bytes = size
 	if l.recording {
 		l.change = appendReplace(l.change, lines)
 	}
+}
+
+// leasedReturns is a copy of the returns of the lines the leases of l hold, which may come back
+// yet, or nil: the returns of the lines a replacement drops go with them (the map never shrinks,
+// and its keys hold the lines' text).
+func (l *list) leasedReturns() map[string]int {
+	var kept map[string]int
+	for _, le := range l.leases {
+		for _, line := range le.lines {
+			if n := l.returns[line]; n > 0 {
+				if kept == nil {
+					kept = map[string]int{}
+				}
+				kept[line] = n
+			}
+		}
+	}
+	return kept
 }
 
 // contains reports whether the list holds line, in its lines or its leases, building the index

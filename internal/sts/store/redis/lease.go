@@ -61,7 +61,8 @@ const acked = "acked"
 
 // ReadLeased implements store.Store.
 func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position, n int, spec store.LeaseSpec, wait time.Duration) (store.Lease, error) {
-	if err := spec.Check(); err != nil {
+	spec, err := s.prepareLease(ctx, name, spec)
+	if err != nil {
 		return store.Lease{}, err
 	}
 	if err := checkRead(pos, n); err != nil {
@@ -70,7 +71,7 @@ func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position,
 	k, r := s.keysOf(name), requestOf(ctx)
 	id := newLeaseID(k)
 	var lease store.Lease
-	_, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
+	_, err = s.waitFor(ctx, name, wait, func() ([]string, error) {
 		args := append([]any{s.channel(), name}, readArgs(pos, n, s.tomb, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)...)
 		reply, err := s.runLease(ctx, readLeasedScript, name, k, r, s.leaseIndex(id), args...)
 		if err != nil {
@@ -88,7 +89,8 @@ func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position,
 
 // FindLeased implements store.Store.
 func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher, spec store.LeaseSpec, wait time.Duration) (store.Lease, error) {
-	if err := spec.Check(); err != nil {
+	spec, err := s.prepareLease(ctx, name, spec)
+	if err != nil {
 		return store.Lease{}, err
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
@@ -105,7 +107,7 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 		return taken(reply), nil
 	}
 	var lease store.Lease
-	_, err := s.find(ctx, name, match, wait, func(line string, within int) (string, bool, error) {
+	_, err = s.find(ctx, name, match, wait, func(line string, within int) (string, bool, error) {
 		reply, err := s.runLease(ctx, takeLeasedScript, name, k, r, s.leaseIndex(id), s.channel(), name, line, within, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
 		if err != nil {
 			return "", false, err
@@ -118,6 +120,22 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 		return lease.Lines[0], true, nil
 	})
 	return lease, err
+}
+
+// prepareLease checks spec and creates the dead-letter list a lease of list name may send lines
+// to, within Limits.MaxLists, before the read takes a line; a lease of a dead-letter list never
+// dead-letters (its MaxDeliveries becomes 0).
+func (s *Store) prepareLease(ctx context.Context, name string, spec store.LeaseSpec) (store.LeaseSpec, error) {
+	if err := spec.Check(); err != nil {
+		return spec, err
+	}
+	if store.IsDeadLetterList(name) {
+		spec.MaxDeliveries = 0
+	}
+	if spec.MaxDeliveries == 0 {
+		return spec, nil
+	}
+	return spec, s.Ensure(ctx, store.DeadLetterList(name))
 }
 
 // leased is the lease that a script gave (and indexed, in the same step), or recalled.

@@ -213,7 +213,7 @@ func testDeadLetterAfterMaxDeliveries(t *testing.T, newStore Factory) {
 		must(t, s.Release(ctx, byID(readLeased(t, s, "q", 1, spec)), store.First))
 	}
 	checkLines(t, s, "q", []string{"poison", "ok"})
-	checkNotLoaded(t, s, store.DeadLetterList("q"))
+	checkLines(t, s, store.DeadLetterList("q"), []string{}) // made with the first lease that may need it
 	// The third return, by expiry this time, sends it to the dead letters.
 	readLeased(t, s, "q", 1, store.LeaseSpec{TTL: short.TTL, MaxDeliveries: 3})
 	waitFor(t, "the lease to expire", func() bool { return infoOf(t, s, "q").Leased == 0 })
@@ -231,6 +231,34 @@ func testDeadLetterAfterMaxDeliveries(t *testing.T, newStore Factory) {
 		must(t, s.Release(ctx, byID(readLeased(t, s, "q", 1, spec)), store.First))
 	}
 	checkLines(t, s, "q", []string{"ok"})
+
+	// The dead letters' own leases never dead-letter: poison goes back to q.dead, not further.
+	dead := store.DeadLetterList("q")
+	for range 4 {
+		must(t, s.Release(ctx, byID(readLeased(t, s, dead, 1, store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1})), store.First))
+	}
+	checkLines(t, s, dead, []string{"poison"})
+	checkNotLoaded(t, s, store.DeadLetterList(dead))
+}
+
+// testDeadLetterListsCountAgainstMaxLists: the dead-letter list a lease may need is made, within
+// the limit, with the first such lease; one that could need a list there is no room for is
+// refused before it takes a line.
+func testDeadLetterListsCountAgainstMaxLists(t *testing.T, newStore Factory) {
+	s := newStore(t, store.Limits{MaxLists: 2})
+	ctx := t.Context()
+	fill(t, s, "q", []string{"a", "b"})
+	fill(t, s, "r", []string{"c"})
+	spec := store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}
+	_, err := s.ReadLeased(ctx, "q", store.First, 1, spec, 0)
+	checkLimit(t, err, store.LimitLists, 2)
+	_, err = s.FindLeased(ctx, "q", func(string) (bool, error) { return true, nil }, spec, 0)
+	checkLimit(t, err, store.LimitLists, 2)
+	checkLines(t, s, "q", []string{"a", "b"})
+	checkNotLoaded(t, s, store.DeadLetterList("q"))
+	lease := readLeased(t, s, "q", 1, store.LeaseSpec{TTL: time.Hour}) // no dead letters: no list
+	must(t, s.Release(ctx, byID(lease), store.First))
+	checkLines(t, s, "q", []string{"a", "b"})
 }
 
 func testLeasedLinesStayUnique(t *testing.T, newStore Factory) {

@@ -89,6 +89,7 @@ var tests = []test{
 	{"ExpiryGivesLinesBackOnce", testExpiryGivesLinesBackOnce},
 	{"ExtendKeepsALeaseRunning", testExtendKeepsALeaseRunning},
 	{"DeadLetterAfterMaxDeliveries", testDeadLetterAfterMaxDeliveries},
+	{"DeadLetterListsCountAgainstMaxLists", testDeadLetterListsCountAgainstMaxLists},
 	{"LeasedLinesStayUnique", testLeasedLinesStayUnique},
 	{"LeasesOutliveReset", testLeasesOutliveReset},
 	{"ReloadEndsTheLeases", testReloadEndsTheLeases},
