@@ -306,7 +306,7 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 		return nil
 	})
 	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
-	time.Sleep(3 * time.Second) // three refresh intervals
+	a.waitPolls(t, 3)
 	if n, m := a.loads.Load(), b.loads.Load(); n+m != 2 || m != 0 {
 		t.Errorf("LOAD calls: %d through the Service's replica, %d through the other; want the startup's and one for the change", n, m)
 	}
@@ -314,7 +314,7 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 
 // TestAListRedisLostIsReportedNotReloaded: a dataset's list that Redis no longer holds (a
 // restart without persistence) stalls the resource with a message that says what happened
-// and how to load it again.
+// and how to load it again. TestAListRedisLostIsNotPushedAgain checks that no LOAD follows.
 func TestAListRedisLostIsReportedNotReloaded(t *testing.T) {
 	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"), specstest.WithRedis(specstest.RedisAt("r:6379"), 3))
 	st := computeStatus(sts, observe(sourceHash("users", "h1"), deployed(rolledOutNow, map[string]string{"users": "h1"}), answered()), metav1.Now())
@@ -322,5 +322,28 @@ func TestAListRedisLostIsReportedNotReloaded(t *testing.T) {
 	if c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonNotLoaded ||
 		!strings.Contains(c.Message, `"users": not in Redis`) || !strings.Contains(c.Message, stsv1alpha1.AnnotationRestartedAt) {
 		t.Errorf("Stalled = %s/%s %q, want NotLoaded saying the list is gone from Redis and how to load it again", c.Status, c.Reason, c.Message)
+	}
+}
+
+// TestAListRedisLostIsNotPushedAgain: under the Reload policy, a dataset's list that Redis lost
+// (FLUSHALL, as a restart without persistence does) is reported, and not pushed again over
+// several polls: a LOAD would hand out again the lines consumed before the loss.
+func TestAListRedisLostIsNotPushedAgain(t *testing.T) {
+	s := requireEnvtest(t)
+	rs := redistest.Start(t)
+	const v1 = "u1\nu2\nu3\n"
+	ts := startTableServerOn(t, redisStore(t, rs), "", nil)
+	ts.loadDataset(t, "users", v1) // what the pod's startup load did
+	sts := s.servedOnRedis(t, rs, ts, v1, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
+	if _, err := rs.Do("FLUSHALL"); err != nil {
+		t.Fatal(err)
+	}
+	s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonNotLoaded, "not in Redis", reconcileWait)
+	ts.waitPolls(t, 3)
+	if n := ts.loads.Load(); n != 1 {
+		t.Errorf("%d LOAD calls, want the startup's only: the lost list was pushed again", n)
+	}
+	if n := ts.length("users"); n != -1 {
+		t.Errorf("users has %d lines in Redis, want none: the lost list was loaded again", n)
 	}
 }

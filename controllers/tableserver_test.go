@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // testTableServer is a real table server (internal/sts) on a loopback port, standing in for a
@@ -93,6 +95,16 @@ func (ts *testTableServer) loadDataset(t testing.TB, list, content string) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("LOAD %s: HTTP %d", list, resp.StatusCode)
 	}
+}
+
+// waitPolls waits until the operator has asked the server for STATUS n more times: a check that
+// something did not happen (no write, no LOAD) then spans n polls, however slow the machine.
+func (ts *testTableServer) waitPolls(t testing.TB, n int64) {
+	t.Helper()
+	until := ts.statuses.Load() + n
+	testutil.Until(t, time.Duration(n)*reconcileWait, 10*time.Millisecond, fmt.Sprintf("%d more polls", n), func() bool {
+		return ts.statuses.Load() >= until
+	})
 }
 
 // length is the list's length in the server's store (-1 when it has no such list).
