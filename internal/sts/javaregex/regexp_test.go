@@ -10,7 +10,8 @@ import (
 const testTimeout = time.Second
 
 // javaCases hold Java's answers (java.util.regex on OpenJDK 17, and 19+ for
-// \b, see doc.go) for Matcher.find() and Matcher.matches().
+// \b, see doc.go) for Matcher.find() and Matcher.matches(): TestJavaAgrees asks
+// the JDK for them.
 var javaCases = []struct {
 	pattern, input string
 	find, match    bool
