@@ -78,11 +78,13 @@ func TestRestartGoesOnWhereItStopped(t *testing.T) {
 }
 
 // heldRecorder records nothing, and makes every change durable only once the test releases it.
-// It takes records up to max bytes (0: any size).
+// It takes records up to max bytes (0: any size), and counts the answers waiting for a change to
+// be durable.
 type heldRecorder struct {
 	release chan struct{}
 	seq     atomic.Uint64
 	max     int64
+	waiting atomic.Int64
 }
 
 func (h *heldRecorder) MaxChange() int64 {
@@ -92,12 +94,19 @@ func (h *heldRecorder) MaxChange() int64 {
 	return h.max
 }
 
-type heldCommit struct{ release chan struct{} }
+type heldCommit struct {
+	release chan struct{}
+	waiting *atomic.Int64
+}
 
-func (c heldCommit) Wait() error { <-c.release; return nil }
+func (c heldCommit) Wait() error {
+	c.waiting.Add(1)
+	<-c.release
+	return nil
+}
 
 func (h *heldRecorder) Record([]byte) (uint64, memory.Commit) {
-	return h.seq.Add(1), heldCommit{h.release}
+	return h.seq.Add(1), heldCommit{h.release, &h.waiting}
 }
 
 // On a durable server, a bulk load whose journal record would be too large is refused before it
@@ -157,11 +166,15 @@ func TestAnswersWaitForTheConsumeTheyCount(t *testing.T) {
 	for _, target := range []string{"/sts/READ?FILENAME=coupons", "/sts/LENGTH?FILENAME=coupons"} {
 		go func() { answers <- ts.get(t, target) }()
 	}
-	select {
-	case a := <-answers:
-		t.Fatalf("answered %q while the consume was not durable", a)
-	case <-time.After(100 * time.Millisecond):
-	}
+	// The consume, the READ and LENGTH all wait for the consume's record.
+	testutil.Until(t, 10*time.Second, time.Millisecond, "READ and LENGTH waiting for the consume's record", func() bool {
+		select {
+		case a := <-answers:
+			t.Fatalf("answered %q while the consume was not durable", a)
+		default:
+		}
+		return rec.waiting.Load() == 3
+	})
 	close(rec.release)
 	if got := <-consumed; got != okBody("c1") {
 		t.Errorf("the consume answered %q", got)

@@ -165,18 +165,24 @@ func TestLeaseByLine(t *testing.T) {
 	}
 }
 
-// EXTEND by id keeps a lease running past its first expiry, and echoes the lease.
+// EXTEND by id keeps a lease running past its first expiry, and echoes the lease: a lease taken
+// after it for as long, and not extended, runs out while the extended one holds its line.
 func TestExtendKeepsTheLease(t *testing.T) {
 	ts := startServer(t)
-	ts.loadList(t, "q", "a")
-	id := leaseOf(t, ts.do(t, http.MethodGet, "/sts/READ?FILENAME=q&LEASE=300", "", ""), time.Second)
+	ts.loadList(t, "q", "a", "b")
+	// Leases of 3 s leave a loaded machine time for the EXTEND; the control's expiry comes after
+	// the extended lease's first one, whatever the machine's pace.
+	id := leaseOf(t, ts.do(t, http.MethodGet, "/sts/READ?FILENAME=q&LEASE=3000", "", ""), 3*time.Second)
+	leaseOf(t, ts.do(t, http.MethodGet, "/sts/READ?FILENAME=q&LEASE=3000", "", ""), 3*time.Second)
 	a := ts.do(t, http.MethodGet, "/sts/EXTEND?FILENAME=q&LEASE="+id+"&LEASE_MS=60000", "", "")
 	if a.body != okBody("") || leaseOf(t, a, time.Minute) != id {
 		t.Fatalf("EXTEND: %q %v", a.body, a.header)
 	}
-	time.Sleep(600 * time.Millisecond)
-	if l := ts.listStatus(t, "q"); l.Leased != 1 || l.Length != 0 {
-		t.Fatalf("an extended lease ran out: %+v", l)
+	testutil.Until(t, 20*time.Second, 10*time.Millisecond, "the control lease to run out", func() bool {
+		return slices.Contains(ts.lines(t, "q"), "b")
+	})
+	if l := ts.listStatus(t, "q"); l.Leased != 1 || !slices.Equal(ts.lines(t, "q"), []string{"b"}) {
+		t.Fatalf("an extended lease ran out: %+v, lines %q", l, ts.lines(t, "q"))
 	}
 	ts.expect(t, "/sts/ACK?LEASE="+id, okBody(""))
 }
