@@ -67,7 +67,7 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck (built from the 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
 test: export HELM := $(HELM)
-test: lint verify-generated rules-test envtest $(HELM) ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis. The first run builds its tools from the Go module proxy into bin/.
+test: deps-test lint verify-generated rules-test envtest $(HELM) ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis. Installs its Debian packages first (hack/debian-deps.sh); the first run builds its tools from the Go module proxy into bin/.
 	go test -race -count=1 -timeout 30m ./...
 	STS_TEST_BACKEND=redis go test -race -count=1 -timeout 10m ./internal/sts/
 
@@ -80,7 +80,7 @@ readme-test: ## Run the README's marked command blocks as a user would.
 	hack/readme-test.sh
 
 .PHONY: examples-test
-examples-test: build ## Run the JMeter plan and the Locust file of examples/ with real JMeter and Locust (Debian's, installed when root) against bin/sts.
+examples-test: deps-examples-test build ## Run the JMeter plan and the Locust file of examples/ with real JMeter and Locust (Debian's, installed first: hack/debian-deps.sh) against bin/sts.
 	hack/load-tools.sh $(LOCALBIN)/jmeter
 	go test -tags examples -count=1 -v ./test/examples
 
@@ -107,7 +107,7 @@ adversarial: ## Run the hostile-input tests (TestAdversarial*: 32 unauthenticate
 
 .PHONY: bench
 bench: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-bench: envtest ## Run the benchmarks (the operator's at 200 resources on envtest, built from the Go module proxy the first time) and print the ratios against their baselines.
+bench: deps-bench envtest ## Run the benchmarks (the operator's at 200 resources on envtest, built from the Go module proxy the first time) and print the ratios against their baselines.
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go test -run '^$$' -bench . -benchtime 1x ./controllers
 
@@ -239,6 +239,15 @@ demo: ## Start the local cluster with the operator, the samples and a load gener
 demo-down: cluster-down ## Stop the demo and the local cluster.
 
 ##@ Tools
+
+# deps-TARGET is the first prerequisite of TARGET: hack/debian-deps.sh installs the Debian
+# packages TARGET needs when they are missing (as root with apt-get), or stops at once with the
+# apt-get line to run. make demo and make e2e run it from their scripts (hack/cluster), after
+# their checks for root and for the local cluster.
+DEBIAN_DEPS_TARGETS := test examples-test bench faults
+.PHONY: $(addprefix deps-,$(DEBIAN_DEPS_TARGETS))
+$(addprefix deps-,$(DEBIAN_DEPS_TARGETS)): deps-%:
+	@hack/debian-deps.sh $*
 
 .PHONY: kubectl
 kubectl: ## Build KUBECTL from the Go module proxy, unless KUBECTL names another kubectl.

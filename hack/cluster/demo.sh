@@ -11,6 +11,8 @@ here=$(dirname "${BASH_SOURCE[0]}")
 source "$here/lib.sh"
 : "${MAKE:?run through make demo}" "${VERSION:?}" "${IMG:?}" "${IMAGE_TAR:?}" "${HELM:?}"
 require_root_linux
+# Its Debian packages first, before the long builds start (the same as up.sh's: the cluster's).
+"$repo/hack/debian-deps.sh" demo
 started=$SECONDS
 ns=sts-demo
 trap 'status=$?; ((status == 0)) || stop_builds' EXIT

@@ -34,6 +34,9 @@ elif [[ $(uname -s) != Linux || $(id -u) != 0 ]]; then
 	[[ ${STS_REQUIRE_ALL:-} != 1 ]] || exit 1
 	exit 0
 fi
+# The local cluster's Debian packages first, before the long builds start; another cluster needs
+# none (the Redis image is built only where redis-server is installed).
+[[ $local_cluster != true ]] || "$repo/hack/debian-deps.sh" e2e
 
 artifacts=$repo/test/e2e/artifacts/$(date +%Y%m%dT%H%M%S)
 brought_up=false

@@ -8,31 +8,15 @@
 #   hack/cluster/up.sh        then: export KUBECONFIG=.cache/cluster/kubeconfig
 #
 # Idempotent: a running cluster is left as it is; the leftovers of a killed run are cleaned up
-# first. Installs containerd, runc, the CNI plugins, iptables and conntrack from Debian when
-# missing, and builds the components (build.sh) when they are not built yet.
+# first. Installs the Debian packages it needs when missing (hack/debian-deps.sh cluster:
+# containerd, runc, the CNI plugins, iptables, conntrack, ...), and builds the components
+# (build.sh) when they are not built yet.
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=hack/cluster/lib.sh
 source "$here/lib.sh"
 require_root_linux
 started=$SECONDS
-
-install_packages() {
-	local need=()
-	command -v containerd >/dev/null && command -v ctr >/dev/null || need+=(containerd)
-	command -v runc >/dev/null || need+=(runc)
-	for p in bridge host-local loopback portmap; do
-		[[ -x $CNI_BIN_DIR/$p ]] || { need+=(containernetworking-plugins) && break; }
-	done
-	command -v iptables >/dev/null || need+=(iptables)
-	command -v conntrack >/dev/null || need+=(conntrack)
-	command -v openssl >/dev/null || need+=(openssl)
-	command -v curl >/dev/null || need+=(curl)
-	[[ ${#need[@]} -gt 0 ]] || return 0
-	log "installing ${need[*]} from Debian"
-	apt-get update -qq || { sleep 10; apt-get update -qq; } # a mirror hiccup gets one retry
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-}
 
 # claim_machine records this STATE as the owner of the machine-wide names (interfaces, ports,
 # /run/sts-cluster), refusing when another checkout's cluster runs.
@@ -299,7 +283,7 @@ if cluster_running && kubectl_ get --raw /readyz >/dev/null 2>&1; then
 	exit 0
 fi
 claim_machine
-install_packages
+"$repo/hack/debian-deps.sh" cluster
 "$here/build.sh"
 if any_daemon_running "$STATE" || [[ -d $RUN_DIR/containerd ]] || ip link show "$HOST_IF" >/dev/null 2>&1; then
 	log "cleaning up what an earlier run left"
