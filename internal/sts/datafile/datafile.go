@@ -136,8 +136,9 @@ func (e *TooLargeError) Error() string {
 // ReadLines reads the INITFILE file name in dir and splits it into lines. A
 // file that does not exist, or a name holding NUL, gives ErrFileNotFound; a
 // file that exists but cannot be read (a directory, including dir itself for
-// the name "", or an unreadable file) gives a *FileError; a file of more than
-// maxBytes bytes, if maxBytes > 0, a *TooLargeError.
+// the name "", or an unreadable file), or a link leading out of dir, gives a
+// *FileError; a file of more than maxBytes bytes, if maxBytes > 0, a
+// *TooLargeError.
 func ReadLines(dir, name string, cs Charset, maxBytes int64) ([]string, error) {
 	lines, _, err := readDatasetFile(dir, name, cs, maxBytes, false)
 	return lines, err
@@ -149,29 +150,41 @@ func ReadLinesDigest(dir, name string, cs Charset, maxBytes int64) (lines []stri
 	return readDatasetFile(dir, name, cs, maxBytes, true)
 }
 
-// readDatasetFile reads the file name of the dataset directory dir.
+// readDatasetFile reads the file name of the dataset directory dir: a link
+// there is followed only as far as it stays in dir, as SAVE writes through one.
 func readDatasetFile(dir, name string, cs Charset, maxBytes int64, digest bool) ([]string, string, error) {
 	if strings.ContainsRune(name, 0) {
 		return nil, "", ErrFileNotFound
 	}
 	shown := name
 	if shown == "" {
-		shown = "."
+		shown, name = ".", "."
 	}
-	return readLines(filepath.Join(dir, name), shown, cs, maxBytes, digest)
+	return readLines(dir, name, shown, errExistingLinkOutside, cs, maxBytes, digest)
 }
 
 // ReadLinesFrom reads any file and splits it into lines, with the errors of
 // ReadLines; a *FileError shows path as given. It also returns the SHA-256 of
 // the file's bytes (hex), by which a startup source is told apart from another.
+// A link at path is followed only as far as it stays in the directory that
+// holds it (a mounted ConfigMap's links do): a volume a dataset comes from
+// cannot lead the server to read, and clients to be served, its token or any
+// other file it can read.
 func ReadLinesFrom(path string, cs Charset, maxBytes int64) (lines []string, sha256Hex string, err error) {
-	return readLines(path, path, cs, maxBytes, true)
+	return readLines(filepath.Dir(path), filepath.Base(path), path, errLinkOutsideItsDirectory, cs, maxBytes, true)
 }
 
-// readLines reads the file at path and splits it, and with digest hashes it;
-// errors show the path as shown.
-func readLines(path, shown string, cs Charset, maxBytes int64, digest bool) (lines []string, sha256Hex string, err error) {
-	content, err := readContent(path, shown, maxBytes)
+// errLinkOutsideItsDirectory is a startup file that is a link leading out of
+// the directory that holds it.
+//
+//lint:ignore ST1005 shown as Java shows a reason: "/data/x.csv (Link ...)"
+var errLinkOutsideItsDirectory = errors.New("Link leads outside its directory")
+
+// readLines reads the file name of dir and splits it, and with digest hashes
+// it; errors show the path as shown, and a link leading out of dir the reason
+// outside.
+func readLines(dir, name, shown string, outside error, cs Charset, maxBytes int64, digest bool) (lines []string, sha256Hex string, err error) {
+	content, err := readContent(dir, name, shown, outside, maxBytes)
 	if err != nil {
 		return nil, "", err
 	}
@@ -187,12 +200,59 @@ func readLines(path, shown string, cs Charset, maxBytes int64, digest bool) (lin
 	return lines, hex.EncodeToString(hash[:]), nil
 }
 
-// readContent reads the file at path, a regular file of at most maxBytes
-// bytes (if maxBytes > 0), as a string; errors show the path as shown.
-func readContent(path, shown string, maxBytes int64) (string, error) {
-	info, err := os.Stat(path)
+// readContent reads the file name of dir, a regular file of at most maxBytes
+// bytes (if maxBytes > 0), as a string; errors show the path as shown. A link
+// is followed as SAVE follows one (linkTarget), and refused with the reason
+// outside when it leads out of dir; the file it leads to is then opened through
+// an os.Root of dir, which follows no link out of dir at any step, so that a
+// link put in the way since cannot lead out either.
+func readContent(dir, name, shown string, outside error, maxBytes int64) (string, error) {
+	leadsOutside := &FileError{Path: shown, Reason: outside.Error(), BadName: true}
+	realDir, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return "", ErrFileNotFound // Java's File.exists() is false whatever stat's error
+	}
+	rel := name
+	if info, err := os.Lstat(filepath.Join(dir, name)); err == nil && info.Mode()&os.ModeSymlink != 0 {
+		target, err := linkTarget(dir, filepath.Join(dir, name))
+		switch {
+		case errors.Is(err, errLinkOutside), errors.Is(err, errExistingLinkOutside):
+			return "", leadsOutside
+		case err != nil:
+			return "", ErrFileNotFound
+		}
+		// os.Root refuses an absolute link even to a file inside: open the
+		// file the chain ends at, by its path in the root.
+		if rel, err = filepath.Rel(realDir, target); err != nil {
+			return "", leadsOutside
+		}
+	}
+	root, err := os.OpenRoot(realDir)
+	if err != nil {
+		return "", ErrFileNotFound
+	}
+	defer root.Close()
+	// Stat before opening, so that a FIFO or a device is never opened; the
+	// open's own Stat below is the check that holds.
+	if _, err := root.Stat(rel); err != nil {
+		if leadsOut(err) {
+			return "", leadsOutside
+		}
+		return "", ErrFileNotFound
+	}
+	// O_NONBLOCK: a FIFO put in the file's place since the Stat does not hold
+	// the open up; it is then refused as not regular.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if leadsOut(err) {
+			return "", leadsOutside
+		}
+		return "", fileError(shown, err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", fileError(shown, err)
 	}
 	if info.IsDir() {
 		return "", &FileError{Path: shown, Reason: "Is a directory", BadName: true}
@@ -204,11 +264,6 @@ func readContent(path, shown string, maxBytes int64) (string, error) {
 	if maxBytes > 0 && info.Size() > maxBytes {
 		return "", &TooLargeError{Size: info.Size(), Max: maxBytes}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", fileError(shown, err)
-	}
-	defer f.Close()
 	// Read straight into the string the lines will share: one allocation of
 	// the file's size, no []byte copy.
 	var content strings.Builder
@@ -217,6 +272,13 @@ func readContent(path, shown string, maxBytes int64) (string, error) {
 		return "", fileError(shown, err)
 	}
 	return content.String(), nil
+}
+
+// leadsOut reports whether err is an os.Root's refusal of a path that leads
+// out of it: the only errors of its Stat and Open that are not the system's.
+func leadsOut(err error) bool {
+	var errno syscall.Errno
+	return !errors.As(err, &errno)
 }
 
 // SplitLines splits text as Java's BufferedReader.readLine does: "\n", "\r\n"
