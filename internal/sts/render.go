@@ -149,7 +149,6 @@ func (s *Server) writeHTML(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h["Content-Type"] = s.htmlContentType
 	h["Content-Security-Policy"] = contentSecurity
-	h["X-Content-Type-Options"] = noSniff
 	setNoCache(h)
 	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)

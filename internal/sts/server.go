@@ -118,6 +118,9 @@ const (
 // token is checked while the request is parsed, before its body is read (parseRequest): a
 // request refused for its token has had at most authPrefixBytes of its body read.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	// Every answer, not only the HTML ones: a browser that sniffed an EXPORT or a plain-text
+	// answer holding markup would render it as a page of this origin.
+	w.Header()["X-Content-Type-Options"] = noSniff
 	switch r.URL.Path {
 	case healthPath:
 		writePlain(w, http.StatusOK, "ok")
