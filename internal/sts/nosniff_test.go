@@ -25,7 +25,7 @@ func TestAdversarialEveryAnswerIsNosniff(t *testing.T) {
 		{http.MethodGet, "/sts/NOPE", "", ""},
 		{http.MethodGet, "/sts/", "", ""},
 		{http.MethodPost, "/sts/LOAD?FILENAME=y", "text/plain", strings.Repeat("a\n", 100)}, // 413
-		{http.MethodGet, "/sts/READ?FILENAME=x&LINE=%ZZ", "", ""},                            // a malformed escape: 400
+		{http.MethodGet, "/sts/READ?FILENAME=x&LINE=%ZZ", "", ""},                           // a malformed escape: 400
 		{http.MethodGet, "/", "", ""},
 		{http.MethodGet, "/healthz", "", ""},
 		{http.MethodGet, "/readyz", "", ""},
