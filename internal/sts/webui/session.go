@@ -8,8 +8,10 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -27,8 +29,9 @@ const sessionLifetime = 12 * time.Hour
 // session is a browser's standing with the page.
 type session struct {
 	nonce string
-	csrf  string // the token every state-changing form carries: an HMAC of the nonce
-	auth  bool   // the server has a token
+	csrf  string    // the token every state-changing form carries: an HMAC of the nonce
+	auth  bool      // the server has a token
+	end   time.Time // with a token, when the session ends by itself
 }
 
 func mac(key, message string) string {
@@ -80,12 +83,16 @@ func (u *UI) cookieSession(r *http.Request, token string) (session, bool) {
 			end, got = "", end
 		}
 		valid := nonce != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
+		var ends time.Time
 		if token != "" {
 			endUnix, err := strconv.ParseInt(end, 10, 64)
-			valid = valid && err == nil && u.now().Unix() < endUnix
+			ends = time.Unix(endUnix, 0)
+			valid = valid && err == nil && u.now().Before(ends) && !u.loggedOut.ended(nonce, ends)
 		}
 		if valid {
-			return newSession(token, nonce), true
+			s := newSession(token, nonce)
+			s.end = ends
+			return s, true
 		}
 	}
 	return session{}, false
@@ -142,17 +149,79 @@ func (u *UI) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
 }
 
-// localPath keeps a redirect on the page: a path under Prefix, never another site's address.
+// localPath keeps a redirect on the page: a path under Prefix, never another site's address nor
+// another path of this server. The path is checked as a browser will resolve it (dot segments,
+// escaped ones too, removed) and sent as checked: "/ui/../sts/RESET" or "/ui/%2e%2e/sts/RESET"
+// would leave the page. A backslash is refused: a browser takes one for a slash.
 func localPath(next string) string {
 	p, err := url.Parse(next)
-	if err != nil || p.Scheme != "" || p.Host != "" || !strings.HasPrefix(p.Path, Prefix) || strings.HasPrefix(next, "//") {
+	if err != nil || p.Scheme != "" || p.Host != "" || p.Opaque != "" || strings.HasPrefix(next, "//") || strings.Contains(p.Path, `\`) {
 		return Prefix
 	}
-	return p.RequestURI()
+	clean := path.Clean(p.Path)
+	if strings.HasSuffix(p.Path, "/") && !strings.HasSuffix(clean, "/") {
+		clean += "/"
+	}
+	if !strings.HasPrefix(clean, Prefix) {
+		return Prefix
+	}
+	return (&url.URL{Path: clean, RawQuery: p.RawQuery}).RequestURI()
 }
 
-func (u *UI) logout(w http.ResponseWriter, r *http.Request) {
+// logout ends the session: the browser forgets its cookie, and this server refuses it from now
+// on, so that a copy of the cookie is worth nothing here either (it is stateless otherwise: any
+// server with the token would take it until its end).
+func (u *UI) logout(w http.ResponseWriter, r *http.Request, sess session) {
+	if sess.auth {
+		u.loggedOut.revoke(sess.nonce, sess.end, u.now())
+	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: Prefix, MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, Prefix, http.StatusSeeOther)
+}
+
+// maxLoggedOut bounds the sessions a server remembers as logged out: a few hundred bytes each,
+// about 1 MiB at most.
+const maxLoggedOut = 4096
+
+// revocations are the sessions logged out on this server, each kept until it would have ended by
+// itself. When maxLoggedOut are kept, every session begun until then is ended instead (a session
+// epoch): all browsers log in again, and no logged-out session comes back.
+type revocations struct {
+	mu       sync.Mutex
+	sessions map[string]time.Time // a logged-out session's nonce: its own end
+	// notBefore ends every session that began before it (the zero time: none).
+	notBefore time.Time
+}
+
+// revoke ends the session nonce, which would end by itself at end.
+func (r *revocations) revoke(nonce string, end, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sessions == nil {
+		r.sessions = map[string]time.Time{}
+	}
+	if len(r.sessions) >= maxLoggedOut {
+		for n, e := range r.sessions {
+			if !now.Before(e) {
+				delete(r.sessions, n)
+			}
+		}
+	}
+	if len(r.sessions) >= maxLoggedOut {
+		// A session begun in this very second would escape an epoch of now: the next second
+		// ends them all, at the cost of a second's logins being ended too.
+		r.notBefore = now.Truncate(time.Second).Add(time.Second)
+		clear(r.sessions)
+		return
+	}
+	r.sessions[nonce] = end
+}
+
+// ended reports whether the session nonce, which ends by itself at end, was ended here.
+func (r *revocations) ended(nonce string, end time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, revoked := r.sessions[nonce]
+	return revoked || end.Add(-sessionLifetime).Before(r.notBefore)
 }

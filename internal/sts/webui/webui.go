@@ -84,6 +84,8 @@ type UI struct {
 	now     func() time.Time // the sessions' clock
 	live    *hub
 	pages   *template.Template
+	// loggedOut are the sessions logged out here: see logout for why.
+	loggedOut revocations
 }
 
 //go:embed assets templates
@@ -167,7 +169,7 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/stop" && r.Method == http.MethodPost:
 		u.stopFlag(w, r, sess)
 	case path == "/logout" && r.Method == http.MethodPost:
-		u.logout(w, r)
+		u.logout(w, r, sess)
 	case strings.HasPrefix(path, "/lists/"):
 		u.listRoute(w, r, sess)
 	default:
