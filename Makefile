@@ -105,6 +105,12 @@ fuzz: ## Run every fuzz target for FUZZTIME (default 20000 inputs) each.
 adversarial: ## Run the hostile-input tests (TestAdversarial*: 32 unauthenticated 16 MiB POSTs' peak RSS, decoding memory, ADD latency under 30 catastrophic regex waiters, a full disk on a tmpfs) and print their figures; make test runs them too.
 	go test -count=1 -v -run '^TestAdversarial' ./cmd/sts/ ./internal/...
 
+.PHONY: mutation
+mutation: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
+mutation: export HELM := $(HELM)
+mutation: deps-test envtest $(HELM) ## Break each property of hack/mutations/ on purpose, in a copy of the tree, and fail unless the tests its patch names turn red (docs/testing.md).
+	hack/mutate.sh
+
 .PHONY: bench
 bench: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
 bench: deps-bench envtest ## Run the benchmarks (the operator's at 200 resources on envtest, built from the Go module proxy the first time) and print the ratios against their baselines.
@@ -228,7 +234,7 @@ cluster-down: ## Stop the local cluster and undo its changes to the machine.
 	hack/cluster/down.sh
 
 .PHONY: e2e
-e2e: ## Run the end-to-end suite on the local cluster, or on KUBECONFIG's cluster; skipped (exit 0) where neither can run.
+e2e: ## Run the end-to-end suite on the local cluster, or on KUBECONFIG's cluster; skipped (exit 0) where neither can run, a failure with STS_REQUIRE_ALL=1 (CI).
 	@$(CLUSTER_ENV) hack/cluster/e2e.sh
 
 .PHONY: demo

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,7 +19,7 @@ import (
 // running server alone; spec.image and the restartedAt annotation are the ways to move it.
 func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
 	key := client.ObjectKeyFromObject(sts)
 	deployment := func() *appsv1.Deployment {
 		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
@@ -77,7 +76,7 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 		t.Fatalf("generation %d after two spec changes", cur.Generation)
 	}
 	pinned := deployment()
-	time.Sleep(2 * time.Second) // two refresh intervals
+	ts.waitPolls(t, 2)
 	if after := deployment(); after.Generation != pinned.Generation || specs.RunningImage(after) != "registry.example/sts:pinned" {
 		t.Fatalf("clearing spec.image moved the server to %q (generation %d -> %d)", specs.RunningImage(after), pinned.Generation, after.Generation)
 	}

@@ -118,7 +118,7 @@ func TestResetAnnotationReloadsOnce(t *testing.T) {
 	})
 
 	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE")
-	time.Sleep(3 * time.Second) // three polls
+	ts.waitPolls(t, 3)
 	if _, err := s.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)}); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestResetFailureIsAConditionNotARetryLoop(t *testing.T) {
 	eventually(t, 10*time.Second, func() error {
 		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonResetFailed, `"r1"`)
 	})
-	time.Sleep(3 * time.Second)
+	ts.waitPolls(t, 3)
 	if n := ts.reloads.Load(); n != 1 {
 		t.Errorf("%d RELOADs for one failed reset, want 1", n)
 	}

@@ -9,7 +9,8 @@
 #
 # For each patch the script copies the tree (without bin/, .git, caches), applies the patch
 # there, runs those tests, and reports the mutation killed (the tests failed) or SURVIVED. It
-# fails when a mutation survives, or no longer applies (the code moved: the patch must follow).
+# fails when a mutation survives, no longer applies (the code moved: the patch must follow) or
+# does not compile.
 # The working tree is never touched. Usage: hack/mutate.sh [NAME.patch ...] (all by default);
 # MUTATE_SRC=dir mutates a copy of dir instead of this tree.
 set -euo pipefail
@@ -42,9 +43,14 @@ for patch in "${patches[@]}"; do
 	if (cd "$work/tree" && env "${env[@]}" go test -count=1 -run "$run" "$pkg" >"$work/out" 2>&1); then
 		echo "SURVIVED $name: $pkg -run '$run' passed with the mutation"
 		failed=1
+	elif grep -q -E '\[(build|setup) failed\]' "$work/out"; then
+		# A mutation that does not compile shows nothing about the tests.
+		echo "BROKEN   $name: does not compile"
+		grep -m3 -E '\.go:[0-9]+' "$work/out" || true
+		failed=1
 	else
-		red=$(grep -o -- '--- FAIL: [^ ]*' "$work/out" | cut -d' ' -f3 | sort -u | paste -sd' ' -)
-		echo "killed   $name ($((SECONDS - start))s): ${red:-$(grep -m1 -E 'FAIL|panic|cannot|error' "$work/out")}"
+		red=$(grep -o -- '--- FAIL: [^ ]*' "$work/out" | cut -d' ' -f3 | sort -u | paste -sd' ' - || true)
+		echo "killed   $name ($((SECONDS - start))s): ${red:-$(grep -m1 -E 'FAIL|panic' "$work/out" || true)}"
 	fi
 done
 exit "$failed"
