@@ -9,8 +9,10 @@ import (
 )
 
 func TestLimitsOverHTTP(t *testing.T) {
+	// Room for list l full (its 3 lines, 597 bytes with their bookkeeping) and 500 bytes more,
+	// not for another list of 3 lines.
 	ts := startServer(t, func(c *Config) {
-		c.Limits = store.Limits{MaxLinesPerList: 3, MaxTotalBytes: 40, MaxLineBytes: 10}
+		c.Limits = store.Limits{MaxLinesPerList: 3, MaxTotalBytes: 1100, MaxLineBytes: 10}
 		c.MaxBodyBytes = 100
 	})
 	lineLimit := koBody("Limit exceeded: max-line-bytes=10 !")
@@ -33,7 +35,7 @@ func TestLimitsOverHTTP(t *testing.T) {
 	if got := post("/sts/LOAD?FILENAME=m&MODE=LAST", "a\nb\nc\nd\n"); got != koBody("Limit exceeded: max-lines-per-list=3 !") {
 		t.Errorf("LOAD of too many lines: %q", got)
 	}
-	if got := post("/sts/LOAD?FILENAME=m", "0123456789\n0123456789\n0123456789\n"); got != koBody("Limit exceeded: max-total-bytes=40 !") {
+	if got := post("/sts/LOAD?FILENAME=m", "0123456789\n0123456789\n0123456789\n"); got != koBody("Limit exceeded: max-total-bytes=1100 !") {
 		t.Errorf("LOAD over the total: %q", got)
 	}
 	if got := post("/sts/LOAD?FILENAME=l&MODE=FIRST", "short\nthis line is too long\n"); got != lineLimit {
@@ -45,8 +47,8 @@ func TestLimitsOverHTTP(t *testing.T) {
 		t.Errorf("a body over --max-body-bytes: %d %q", a.status, a.body)
 	}
 
-	ts.writeFile(t, "big.csv", strings.Repeat("y", 41))
-	ts.expect(t, "/sts/INITFILE?FILENAME=big.csv", koBody("Limit exceeded: max-total-bytes=40 !"))
+	ts.writeFile(t, "big.csv", strings.Repeat("y\n", 551)) // larger than the limit: refused before it is read
+	ts.expect(t, "/sts/INITFILE?FILENAME=big.csv", koBody("Limit exceeded: max-total-bytes=1100 !"))
 	ts.writeFile(t, "many.csv", "1\n2\n3\n4\n")
 	ts.expect(t, "/sts/INITFILE?FILENAME=many.csv", koBody("Limit exceeded: max-lines-per-list=3 !"))
 	ts.expect(t, "/sts/STATUS", "<html><title>OK</title>\n<body>\nl = 3<br />\n</body></html>")

@@ -96,7 +96,9 @@ func TestMetrics(t *testing.T) {
 	expectValue(t, m, 4, "sts_lists")
 	expectValue(t, m, 7, "sts_lines")
 	if backend == "memory" { // Redis' memory is its own (INFO memory)
-		expectValue(t, m, float64(len("123xyz")+len("bad utf8 name")), "sts_line_bytes")
+		// The lines' text and bookkeeping, and the lists'.
+		want := len("123xyz") + len("bad utf8 name") + 7*store.LineOverhead + 4*store.ListOverhead + len("abc") + len("d\uFFFD")
+		expectValue(t, m, float64(want), "sts_line_bytes")
 	}
 	expectValue(t, m, 0, "sts_waiting_reads")
 	expectValue(t, m, 1, "sts_backend_up", "backend", backend)

@@ -12,7 +12,7 @@
 //	                                           sts_list_lines, once a list has had a lease
 //	sts_other_lists_leased_lines, ..._returned_lines_total, ..._dead_lettered_lines_total
 //	                                           the same for the lists beyond the cap
-//	sts_lists, sts_lines, sts_line_bytes       all lists, their lines, the bytes of the lines
+//	sts_lists, sts_lines, sts_line_bytes       all lists, their lines, the memory they hold
 //	sts_waiting_reads                          reads waiting for lines (WAIT)
 //	sts_journal_fsync_duration_seconds         fsyncs of the journal
 //	sts_journal_bytes                          bytes of journal and snapshot on disk
@@ -149,7 +149,7 @@ func newListCollector(st store.Store, maxLists int) *listCollector {
 		otherLines: prometheus.NewDesc("sts_other_lists_lines", "Lines in the lists beyond the cap on per-list series.", nil, nil),
 		lists:      prometheus.NewDesc("sts_lists", "Lists, empty ones included.", nil, nil),
 		lines:      prometheus.NewDesc("sts_lines", "Lines in all lists.", nil, nil),
-		bytes:      prometheus.NewDesc("sts_line_bytes", "Bytes of the lines in all lists, the figure --max-total-bytes bounds.", nil, nil),
+		bytes:      prometheus.NewDesc("sts_line_bytes", "Memory the lists hold, the figure --max-total-bytes bounds: the lines' text and bookkeeping, the lists, leases and REQUEST_ID outcomes (memory backend).", nil, nil),
 		waiting:    prometheus.NewDesc("sts_waiting_reads", "Reads waiting for a line (WAIT).", nil, nil),
 		up:         prometheus.NewDesc("sts_backend_up", "1 when the storage backend answers, 0 when it cannot be reached.", []string{"backend"}, nil),
 		leased: prometheus.NewDesc("sts_list_leased_lines",

@@ -7,8 +7,11 @@ import "fmt"
 type Limits struct {
 	// MaxLinesPerList is the most lines one list may hold.
 	MaxLinesPerList int64
-	// MaxTotalBytes is the most bytes the lines of all lists may hold together: the lines' text
-	// (UTF-8), not the 16 to 32 bytes of bookkeeping each line costs on top of it.
+	// MaxTotalBytes is the most memory the lists may hold together (the memory backend's): each
+	// line's text and LineOverhead, each list's ListOverhead and name, each lease's LeaseOverhead
+	// and id, each REQUEST_ID outcome's OutcomeCost. A change that would take the total over it is
+	// refused before it is made; the memory that holds a REQUEST_ID's outcome is counted once the
+	// change is made, and refuses the next ones.
 	MaxTotalBytes int64
 	// MaxLineBytes is the longest line accepted, in bytes.
 	MaxLineBytes int64
@@ -39,8 +42,31 @@ func (e *LimitError) Error() string {
 	return fmt.Sprintf("store: limit %s=%d exceeded", e.Limit, e.Max)
 }
 
-// Measure returns the bytes of lines, or a *LimitError if one of them is longer than
-// MaxLineBytes or there are more than a list may hold.
+// What a store's memory costs beyond the text it holds, as counted against Limits.MaxTotalBytes:
+// the Go heap each takes, measured (a string header and its share of a chunk for a line, the
+// structs and map entries of a list, a lease and an outcome), rounded up.
+const (
+	LineOverhead    = 24
+	ListOverhead    = 512
+	LeaseOverhead   = 384
+	OutcomeOverhead = 128
+)
+
+// LineCost is what a line costs against Limits.MaxTotalBytes.
+func LineCost(line string) int64 { return int64(len(line)) + LineOverhead }
+
+// OutcomeCost is what the recorded outcome of request r, giving lines, costs against
+// Limits.MaxTotalBytes.
+func OutcomeCost(r Request, lines []string) int64 {
+	cost := int64(OutcomeOverhead + len(r.ID) + len(r.Fingerprint))
+	for _, line := range lines {
+		cost += LineCost(line)
+	}
+	return cost
+}
+
+// Measure returns what lines cost (LineCost), or a *LimitError if one of them is longer than
+// MaxLineBytes, there are more than a list may hold, or they cost more than MaxTotalBytes.
 func (lim Limits) Measure(lines []string) (int64, error) {
 	if lim.MaxLinesPerList > 0 && int64(len(lines)) > lim.MaxLinesPerList {
 		return 0, &LimitError{Limit: LimitLinesPerList, Max: lim.MaxLinesPerList}
@@ -50,7 +76,7 @@ func (lim Limits) Measure(lines []string) (int64, error) {
 		if lim.MaxLineBytes > 0 && int64(len(line)) > lim.MaxLineBytes {
 			return 0, &LimitError{Limit: LimitLineBytes, Max: lim.MaxLineBytes}
 		}
-		size += int64(len(line))
+		size += LineCost(line)
 	}
 	if lim.MaxTotalBytes > 0 && size > lim.MaxTotalBytes {
 		return 0, &LimitError{Limit: LimitTotalBytes, Max: lim.MaxTotalBytes}

@@ -218,7 +218,8 @@ type Store interface {
 // Sizer is a store that knows the size of its lines cheaply (the memory store); metrics show it
 // when the store has it.
 type Sizer interface {
-	// Bytes is the size of all the lines held, the figure that Limits.MaxTotalBytes bounds.
+	// Bytes is the memory the lists hold as Limits.MaxTotalBytes counts it: the lines' text and
+	// bookkeeping, the lists, leases and REQUEST_ID outcomes.
 	Bytes() int64
 }
 

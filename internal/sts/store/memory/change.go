@@ -303,7 +303,7 @@ func (m *Memory) Replay(seq uint64, change []byte) error {
 			}
 			size := int64(0)
 			for _, line := range lines {
-				size += int64(len(line))
+				size += store.LineCost(line)
 			}
 			l.replace(lines, size)
 		case opLease:
@@ -465,7 +465,7 @@ func (m *Memory) RestoreList(name string, seq uint64, lines []string, leases []b
 	defer l.mu.Unlock()
 	var size int64
 	for _, line := range lines {
-		size += int64(len(line))
+		size += store.LineCost(line)
 	}
 	before := l.size()
 	l.replace(lines, size)

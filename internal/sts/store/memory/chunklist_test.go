@@ -17,11 +17,14 @@ func checkInvariants(t *testing.T, m *Memory) {
 	for name, l := range m.lists {
 		l.mu.Lock()
 		checkList(t, name, l)
-		bytes += l.size()
+		bytes += l.size() + int64(store.ListOverhead+len(name))
+		for _, o := range l.outcomes {
+			bytes += o.cost
+		}
 		l.mu.Unlock()
 	}
 	if bytes != m.Bytes() {
-		t.Fatalf("the lists hold %d bytes, the store counts %d", bytes, m.Bytes())
+		t.Fatalf("the lists hold %d bytes (with their own and their outcomes'), the store counts %d", bytes, m.Bytes())
 	}
 }
 
@@ -66,7 +69,7 @@ func checkList(t *testing.T, name string, l *list) {
 	}
 	var bytes int64
 	for s := range cl.all() {
-		bytes += int64(len(s))
+		bytes += store.LineCost(s)
 	}
 	if bytes != l.bytes {
 		t.Fatalf("list %q: lines of %d bytes, count says %d", name, bytes, l.bytes)

@@ -195,6 +195,7 @@ func (m *Memory) giveBack(l *list, le *lease, which int, pos store.Position, how
 	if l.recording {
 		l.change = appendReturn(l.change, le.id, which, how)
 	}
+	before := l.size()
 	back, dead := l.giveBack(le, which)
 	if len(dead) > 0 {
 		m.deadLetter(l.name, dead)
@@ -203,6 +204,13 @@ func (m *Memory) giveBack(l *list, le *lease, which int, pos store.Position, how
 		m.leases.end(le.id, how)
 	}
 	l.insertAll(back, pos)
+	// The dead letters' cost moved to their list, which deadLetter does not count; the lease's
+	// own cost is freed.
+	moved := int64(0)
+	for _, line := range dead {
+		moved += store.LineCost(line)
+	}
+	m.bytes.Add(l.size() - before + moved)
 	return back
 }
 
@@ -292,7 +300,9 @@ func (m *Memory) Ack(ctx context.Context, ref store.LeaseRef) error {
 		if l.recording {
 			l.change = appendAck(l.change, le.id, which)
 		}
-		m.bytes.Add(-l.ack(le, which))
+		before := l.size()
+		l.ack(le, which)
+		m.bytes.Add(l.size() - before)
 		if len(le.lines) == 0 {
 			m.leases.end(le.id, "")
 		}
@@ -341,13 +351,14 @@ func (m *Memory) Extend(ctx context.Context, ref store.LeaseRef, ttl time.Durati
 // endLeasesLocked acknowledges every lease of l (locked, its change begun) as a whole, and returns
 // how many lines they held.
 func (m *Memory) endLeasesLocked(l *list) int {
-	ended := l.leasedLines
+	ended, before := l.leasedLines, l.size()
 	for _, le := range l.leases {
 		if l.recording {
 			l.change = appendAck(l.change, le.id, -1)
 		}
-		m.bytes.Add(-l.ack(le, -1))
+		l.ack(le, -1)
 		m.leases.end(le.id, "")
 	}
+	m.bytes.Add(l.size() - before)
 	return ended
 }

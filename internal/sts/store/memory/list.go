@@ -86,7 +86,7 @@ func (l *list) insert(line string, pos store.Position) {
 	if l.counts != nil {
 		l.counts[line]++
 	}
-	l.bytes += int64(len(line))
+	l.bytes += store.LineCost(line)
 	if l.recording {
 		l.change = appendInsert(l.change, pos, line)
 	}
@@ -117,7 +117,7 @@ func (l *list) remove(i int) string {
 	default:
 		l.counts[line]--
 	}
-	l.bytes -= int64(len(line))
+	l.bytes -= store.LineCost(line)
 	if l.recording {
 		l.change = appendRemove(l.change, i)
 	}
@@ -132,7 +132,7 @@ func (l *list) keep(removed []string) {
 		if l.counts != nil {
 			l.counts[line]++
 		}
-		l.bytes += int64(len(line))
+		l.bytes += store.LineCost(line)
 	}
 	if l.recording {
 		l.change = appendKeep(l.change, len(removed))
@@ -220,11 +220,12 @@ func (l *list) hold(le *lease) {
 		l.leases = map[string]*lease{}
 	}
 	l.leases[le.id] = le
+	l.leasedBytes += leaseCost(le)
 	for _, line := range le.lines {
 		if l.counts != nil {
 			l.counts[line]++
 		}
-		l.leasedBytes += int64(len(line))
+		l.leasedBytes += store.LineCost(line)
 	}
 	l.leasedLines += len(le.lines)
 }
@@ -241,10 +242,11 @@ func (l *list) drop(le *lease, which int) []string {
 	}
 	for _, line := range gone {
 		l.uncount(line)
-		l.leasedBytes -= int64(len(line))
+		l.leasedBytes -= store.LineCost(line)
 	}
 	l.leasedLines -= len(gone)
 	if len(le.lines) == 0 {
+		l.leasedBytes -= leaseCost(le)
 		delete(l.leases, le.id)
 		if le.timer != nil {
 			le.timer.Stop()
@@ -253,18 +255,18 @@ func (l *list) drop(le *lease, which int) []string {
 	return gone
 }
 
-// ack drops the acknowledged lines of le (at which, or all) for good and returns their bytes.
-// Their returns are forgotten: a line added again later starts its count afresh.
-func (l *list) ack(le *lease, which int) int64 {
-	var size int64
+// ack drops the acknowledged lines of le (at which, or all) for good. Their returns are
+// forgotten: a line added again later starts its count afresh.
+func (l *list) ack(le *lease, which int) {
 	for _, line := range l.drop(le, which) {
 		if l.returns != nil {
 			delete(l.returns, line)
 		}
-		size += int64(len(line))
 	}
-	return size
 }
+
+// leaseCost is what le costs against Limits.MaxTotalBytes beyond its lines.
+func leaseCost(le *lease) int64 { return int64(store.LeaseOverhead + len(le.id)) }
 
 // giveBack drops the lines of le (at which, or all) and counts their returns: those returned
 // le.maxDeliveries times are dead, the others go back, which the caller inserts.

@@ -93,6 +93,12 @@ func (m *Memory) getOrCreate(name string, limited bool) (l *list, created bool, 
 	if max := m.limits.MaxLists; limited && max > 0 && int64(len(m.lists)) >= max {
 		return nil, false, &store.LimitError{Limit: store.LimitLists, Max: max}
 	}
+	cost := int64(store.ListOverhead + len(name))
+	if !limited {
+		m.bytes.Add(cost)
+	} else if err := m.admit(0, cost); err != nil {
+		return nil, false, err
+	}
 	if l = m.pending[name]; l != nil {
 		delete(m.pending, name)
 		l.mu.Lock()
@@ -216,6 +222,13 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 	} else if req.n > size {
 		return nil, l.settled(), &store.ShortListError{Want: req.n, Have: size}
 	}
+	lease := int64(0) // the lease's own cost, admitted before the change
+	if req.lease != nil {
+		lease = int64(store.LeaseOverhead + len(req.lease.id))
+		if err := m.admit(0, lease); err != nil {
+			return nil, l.settled(), err
+		}
+	}
 	m.begin(l)
 	before := l.size()
 	var picked []string
@@ -235,7 +248,7 @@ func (m *Memory) takeLocked(l *list, req *takeRequest) ([]string, Commit, error)
 	default:
 		l.consumed(picked)
 	}
-	m.bytes.Add(l.size() - before)
+	m.bytes.Add(l.size() - before - lease)
 	o := &outcome{lines: picked}
 	if req.lease != nil {
 		o.lease, o.expires = req.lease.id, req.lease.expires
@@ -344,7 +357,7 @@ func (m *Memory) addLocked(l *list, line string, pos store.Position, unique bool
 	if err := m.recordable(l.name, []string{line}); err != nil {
 		return err
 	}
-	if err := m.admit(l.held()+1, int64(len(line))); err != nil {
+	if err := m.admit(l.held()+1, store.LineCost(line)); err != nil {
 		return err
 	}
 	l.insert(line, pos)

@@ -31,6 +31,7 @@ type outcome struct {
 	lease       string    // ReadLeased, FindLeased: the lease given
 	expires     time.Time // ReadLeased, FindLeased, Extend: the lease's expiry
 	n           int       // Reset: 1 the list existed; Reload: the leased lines ended
+	cost        int64     // against Limits.MaxTotalBytes
 }
 
 // requestBook indexes the outcomes by request id and binds ids to fingerprints, in this process.
@@ -156,7 +157,15 @@ func (m *Memory) once(ctx context.Context, change func(r *store.Request) (*outco
 	if o, err := m.recall(r); o != nil || err != nil {
 		return o, err
 	}
+	// The outcome's own cost is admitted before the change, so that changes that free memory
+	// (a consuming READ) cannot grow outcomes past the budget; record counts the whole outcome
+	// once the change is made.
+	reserved := store.OutcomeCost(r, nil)
+	if err := m.admit(0, reserved); err != nil {
+		return nil, err
+	}
 	o, err := change(&r)
+	m.bytes.Add(-reserved)
 	if err != nil {
 		if prior, recallErr := m.recall(r); prior != nil || recallErr != nil {
 			return prior, recallErr
@@ -174,6 +183,7 @@ func (m *Memory) record(l *list, r *store.Request, o *outcome) {
 	now := time.Now()
 	l.forgetOutcomes(now, m)
 	o.list, o.fingerprint, o.forget = l.name, r.Fingerprint, now.Add(r.Window)
+	o.cost = store.OutcomeCost(*r, o.lines)
 	m.keepOutcome(l, r.ID, o)
 	if l.recording {
 		l.change = appendOutcome(l.change, r.ID, o)
@@ -185,10 +195,13 @@ func (m *Memory) keepOutcome(l *list, id string, o *outcome) {
 	if l.outcomes == nil {
 		l.outcomes = map[string]*outcome{}
 	}
-	if _, again := l.outcomes[id]; !again {
+	if was, again := l.outcomes[id]; again {
+		m.bytes.Add(-was.cost)
+	} else {
 		l.outcomeOrder = append(l.outcomeOrder, id)
 	}
 	l.outcomes[id] = o
+	m.bytes.Add(o.cost) // counted, not admitted: the change it records is made
 	m.requests.index(id, l)
 }
 
@@ -197,8 +210,12 @@ func (m *Memory) keepOutcome(l *list, id string, o *outcome) {
 func (l *list) forgetOutcomes(now time.Time, m *Memory) {
 	drop := 0
 	for _, id := range l.outcomeOrder {
-		if o := l.outcomes[id]; o != nil && now.Before(o.forget) {
+		o := l.outcomes[id]
+		if o != nil && now.Before(o.forget) {
 			break
+		}
+		if o != nil {
+			m.bytes.Add(-o.cost)
 		}
 		delete(l.outcomes, id)
 		m.requests.unindex(id, l)
@@ -264,6 +281,7 @@ func (m *Memory) restoreOutcome(l *list, id string, o *outcome) {
 		return
 	}
 	o.list = l.name
+	o.cost = store.OutcomeCost(store.Request{ID: id, Fingerprint: o.fingerprint}, o.lines)
 	m.keepOutcome(l, id, o)
 }
 
