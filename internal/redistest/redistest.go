@@ -350,9 +350,7 @@ func StartSentinel(t testing.TB, masterName string) *Sentinel {
 		st.Sentinels = append(st.Sentinels, s)
 	}
 
-	waitFor(t, "the replica in sync with its master", func() error {
-		return infoHas(replica, "replication", "master_link_status:up")
-	})
+	replica.WaitInSync(t)
 	for _, s := range st.Sentinels {
 		waitFor(t, "sentinel "+s.Addr+" to know the replica and the other sentinels", func() error {
 			reply, err := s.Do("SENTINEL", "MASTER", masterName)
@@ -375,6 +373,16 @@ func StartSentinel(t testing.TB, masterName string) *Sentinel {
 
 // Addrs are the sentinels' addresses, host:port.
 func (st *Sentinel) Addrs() []string { return addrs(st.Sentinels) }
+
+// WaitInSync waits until the server, a replica, has its link to its master up
+// (master_link_status:up), and fails t after 20 seconds. A master restarted after a failover
+// holds no data until then, and a failover onto it would lose every key.
+func (s *Server) WaitInSync(t testing.TB) {
+	t.Helper()
+	waitFor(t, "replica "+s.Addr+" in sync with its master", func() error {
+		return infoHas(s, "replication", "master_link_status:up")
+	})
+}
 
 // CurrentMaster is the master's address, host:port, according to the first sentinel that answers.
 func (st *Sentinel) CurrentMaster(t testing.TB) string {
