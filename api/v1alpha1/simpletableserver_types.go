@@ -579,8 +579,10 @@ type ServerLimits struct {
 	// +optional
 	MaxLinesPerList *int64 `json:"maxLinesPerList,omitempty"`
 
-	// maxTotalBytes is the most bytes all lists together may hold, between 1Ki and 1Ti, e.g.
-	// 512Mi. Keep it below the container's memory limit.
+	// maxTotalBytes is the memory budget of the lists, between 1Ki and 1Ti, e.g. 512Mi: each
+	// line's text and bookkeeping, each list, lease and REQUEST_ID outcome (README, Limits). The
+	// server's memory stays within twice the budget and 64Mi. Unset, with a memory limit on the
+	// table server, it is the largest budget that bound fits: (limit - 64Mi) / 2.
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Ki')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0",message="maxTotalBytes must be between 1Ki and 1Ti, e.g. 512Mi"
 	// +optional
 	MaxTotalBytes *resource.Quantity `json:"maxTotalBytes,omitempty"`

@@ -258,7 +258,30 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 		args = append(args, redisArgs(sts)...)
 	}
 	args = append(args, limitArgs(opts.Limits)...)
+	if budget, derived := memoryBudget(sts); derived {
+		args = append(args, "--max-total-bytes="+strconv.FormatInt(budget, 10))
+	}
 	return append(args, leaseArgs(sts)...)
+}
+
+// serverMemoryBase is what the table server holds beyond its lists' budget (cmd/sts memoryBase):
+// its resident memory stays within twice the budget and this.
+const serverMemoryBase = 64 << 20
+
+// memoryBudget derives --max-total-bytes from the pod's memory limit when the resource sets no
+// budget of its own and keeps its lists in memory: the largest budget whose bound (twice the
+// budget and serverMemoryBase) fits the limit, so that clients filling the lists meet a 507
+// rather than the OOM killer; a quarter of a limit too small for that.
+func memoryBudget(sts *stsv1alpha1.SimpleTableServer) (int64, bool) {
+	limit, set := sts.Spec.Resources.Limits[corev1.ResourceMemory]
+	if !set || sts.Spec.Server.Limits.MaxTotalBytes != nil || Shared(sts) {
+		return 0, false
+	}
+	bytes := limit.Value()
+	if budget := (bytes - serverMemoryBase) / 2; budget >= bytes/4 {
+		return budget, true
+	}
+	return max(bytes/4, 1<<10), true
 }
 
 // ListsOutlivePods says whether a new pod finds the lists its predecessor left, and so keeps

@@ -275,6 +275,13 @@ func TestRestartedAtRestartsThePod(t *testing.T) {
 	}
 }
 
+// withMemoryLimit sets the table server's memory limit.
+func withMemoryLimit(q string) specstest.Option {
+	return func(s *stsv1alpha1.SimpleTableServer) {
+		s.Spec.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}
+	}
+}
+
 func TestDeploymentServerFlags(t *testing.T) {
 	base := []string{"--bind=0.0.0.0", "--port=9191", "--dataset-dir=/data", "--add-timestamp=true", "--allow-stop=false"}
 	journal := []string{"--state-dir=/data/state", "--state-dir-wait", "--fsync-policy=always"}
@@ -329,6 +336,20 @@ func TestDeploymentServerFlags(t *testing.T) {
 		},
 		"one limit": {
 			server: stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1G"))}},
+			want:   append(slices.Clone(base), "--max-total-bytes=1000000000"),
+		},
+		// The budget from the memory limit: RSS ≤ 2 × budget + 64Mi must fit it.
+		"a memory limit, no budget": {
+			opts: []specstest.Option{withMemoryLimit("512Mi")},
+			want: append(slices.Clone(base), "--max-total-bytes=234881024"), // (512Mi - 64Mi) / 2
+		},
+		"a small memory limit": {
+			opts: []specstest.Option{withMemoryLimit("64Mi")},
+			want: append(slices.Clone(base), "--max-total-bytes=16777216"), // a quarter
+		},
+		"a memory limit and a budget: the budget": {
+			server: stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1G"))}},
+			opts:   []specstest.Option{withMemoryLimit("512Mi")},
 			want:   append(slices.Clone(base), "--max-total-bytes=1000000000"),
 		},
 	}
