@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 func TestValidateName(t *testing.T) {
@@ -151,18 +149,6 @@ func TestReadLinesErrors(t *testing.T) {
 				t.Errorf("error %q shows the dataset directory", err)
 			}
 		})
-	}
-}
-
-func TestReadLinesPermissionDenied(t *testing.T) {
-	if os.Geteuid() == 0 {
-		testutil.Skip(t, "root reads any file")
-	}
-	dir := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(dir, "secret.csv"), []byte("x"), 0o000))
-	_, err := ReadLines(dir, "secret.csv", Charset{}, 0)
-	if want := (&FileError{Path: "secret.csv", Reason: "Permission denied"}); !reflect.DeepEqual(err, want) {
-		t.Errorf("ReadLines = %v, want %v", err, want)
 	}
 }
 
