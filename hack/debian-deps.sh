@@ -43,6 +43,7 @@ test_packages=(
 	prometheus                              # promtool (make rules-test, hack/monitoring), prometheus (hack/monitoring)
 	skopeo                                  # hack/imagebuild: skopeo reads the image tarball
 	chromium                                # internal/sts/webui: the web page's browser tests
+	default-jdk-headless                    # internal/sts/javaregex: its cases checked against java.util.regex
 	containerd:root runc:root               # hack/imagebuild: the image run by containerd, as root only
 )
 
