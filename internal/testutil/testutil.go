@@ -91,6 +91,9 @@ func Until(t testing.TB, timeout, interval time.Duration, what string, cond func
 // instead of skipping, so that a missing tool or a lost precondition does not pass for green.
 var requireAll = os.Getenv("STS_REQUIRE_ALL") == "1"
 
+// RequireAll reports whether STS_REQUIRE_ALL=1 holds, under which Skip fails.
+func RequireAll() bool { return requireAll }
+
 // Skip skips t because something it needs is missing (a tool, root, an environment variable);
 // with STS_REQUIRE_ALL=1 it fails t instead. Every test skips through Skip or SkipWaived, never
 // t.Skip, so that CI cannot go green on tests that did not run (TestNoSilentSkip checks).
