@@ -111,6 +111,13 @@ mutation: export HELM := $(HELM)
 mutation: deps-test envtest $(HELM) ## Break each property of hack/mutations/ on purpose, in a copy of the tree, and fail unless the tests its patch names turn red (docs/testing.md).
 	hack/mutate.sh
 
+# FAULT_CYCLES is the nemesis cycles of make faults' campaign, shared among the backends
+# (test/faults: redis, redis-sentinel, memory); FAULT_SEED, when set, replays a run's choices.
+FAULT_CYCLES ?= 200
+.PHONY: faults
+faults: deps-faults ## Run the fault-injection campaign (test/faults): FAULT_CYCLES (200) nemesis cycles over every nemesis and both backends, about 10 minutes, and the issue-23 scenarios; print the figures table of docs/guarantees.md (lines lost, duplicated, REQUEST_IDs unanswered, the retrying clients' wait after each fault, p50/p99). FAULT_SEED=<seed> replays a run; make test runs each nemesis once.
+	STS_FAULT_CYCLES=$(FAULT_CYCLES) STS_FAULT_SEED=$(FAULT_SEED) go test -count=1 -v -parallel 4 -timeout 60m ./test/faults/
+
 .PHONY: bench
 bench: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
 bench: deps-bench envtest ## Run the benchmarks (the operator's at 200 resources on envtest, built from the Go module proxy the first time) and print the ratios against their baselines.

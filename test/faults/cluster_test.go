@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
 	"syscall"
@@ -173,9 +174,21 @@ var (
 		}
 		// Only once failed over: a master restarted before it would come back empty as master
 		// and its replica would copy it.
+		failedOver := h.Now()
 		master.Restart(t)
+		// What the sentinels would tell it at their next look at it, 10 s or more later, with
+		// --redis-min-replicas 1 refusing every change until then.
+		// Without the 5 s a master waits for more replicas before a diskless full sync either.
+		host, port, _ := net.SplitHostPort(replica.Addr)
+		if _, err := replica.Do("CONFIG", "SET", "repl-diskless-sync-delay", "0"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := master.Do("REPLICAOF", host, port); err != nil {
+			t.Fatal(err)
+		}
 		master.WaitInSync(t)
 		w.Healed = h.Now()
+		t.Logf("failover: %v to a new master, %v to the old one back in sync", (failedOver - w.Injected).Round(100*time.Millisecond), (w.Healed - failedOver).Round(100*time.Millisecond))
 		return w
 	}}
 	// Network faults between sts and Redis, on every connection of the proxy.
@@ -202,13 +215,17 @@ func toxic(name, spec string, hold time.Duration) nemesis {
 	}}
 }
 
-// nemesesOf are the nemeses each backend meets.
-func nemesesOf(backend string) []nemesis {
-	switch backend {
-	case "redis":
-		return []nemesis{redisPause, redisKill, stsKill, toxiLatency, toxiReset, toxiTimeout, toxiSlicer}
-	case "redis-sentinel":
-		return []nemesis{failover}
-	}
-	return []nemesis{stsKill}
+// setups are the clusters TestNemeses runs, each with the nemeses it meets and its share of a
+// campaign's cycles (per 200), so that each setup's run takes about the same time. The Redis
+// nemeses are split over two clusters so that the campaign runs them side by side.
+var setups = []struct {
+	name    string
+	start   func(t *testing.T) *cluster
+	nemeses []nemesis
+	share   int
+}{
+	{"redis-processes", func(t *testing.T) *cluster { return redisCluster(t, 3) }, []nemesis{redisPause, redisKill, stsKill}, 54},
+	{"redis-network", func(t *testing.T) *cluster { return redisCluster(t, 3) }, []nemesis{toxiLatency, toxiReset, toxiTimeout, toxiSlicer}, 56},
+	{"redis-sentinel", func(t *testing.T) *cluster { return sentinelCluster(t, 2) }, []nemesis{failover}, 45},
+	{"memory", memoryCluster, []nemesis{stsKill}, 45},
 }

@@ -48,7 +48,10 @@ type run struct {
 }
 
 func newRun(t *testing.T, c *cluster, label string) *run {
-	return &run{t: t, c: c, label: label, start: time.Now()}
+	r := &run{t: t, c: c, label: label, start: time.Now()}
+	// When a nemesis fails the test: its checks' t.Errorf must not outlive the test.
+	t.Cleanup(r.wait)
+	return r
 }
 
 // cycle runs w's clients on lists of cycle n's own while nem does its fault (none when nil),
@@ -64,6 +67,7 @@ func (r *run) cycle(n int, nem *nemesis, w workload) {
 	r.load(h, prefix, list, loaded)
 
 	var stop atomic.Bool
+	t.Cleanup(func() { stop.Store(true) }) // a nemesis that fails the test leaves no client running
 	var clients sync.WaitGroup
 	spawn := func(id int, role string, servers []string, body func(*Client)) {
 		c := NewClient(h, id, servers, rng(role, id), prefix)
@@ -107,7 +111,7 @@ func (r *run) load(h *History, prefix, list string, lines []string) {
 	op.Body = testutil.File(lines)
 	c.Do(op)
 	if a := op.Answer(); a == nil || !a.OK() {
-		r.t.Fatalf("LOAD %s: %s", list, describe(a))
+		r.t.Fatalf("LOAD %s: %d attempts, the last %s", list, len(op.Attempts), describe(&op.Attempts[len(op.Attempts)-1]))
 	}
 }
 
@@ -222,8 +226,8 @@ func (r *run) check(n int, h *History, win Window, list string, loaded []string,
 	}
 	waits := RecoveryWaits(ops, win)
 	figures.add(r.label, win.Name, &v, result, waits)
-	t.Logf("cycle %d, %s on %s: %s; FIFO %s; %d waits after healing, p50 %v, p99 %v", n, win.Name, r.label, v.String(), orNone(string(result)),
-		len(waits), Percentile(waits, 50).Round(time.Millisecond), Percentile(waits, 99).Round(time.Millisecond))
+	t.Logf("cycle %d, %s (%v) on %s: %s; FIFO %s; %d waits after healing, p50 %v, p99 %v", n, win.Name, (win.Healed - win.Injected).Round(100*time.Millisecond),
+		r.label, v.String(), orNone(string(result)), len(waits), Percentile(waits, 50).Round(time.Millisecond), Percentile(waits, 99).Round(time.Millisecond))
 	if v.Failed() {
 		r.fail(n, win, &v, ops)
 	}

@@ -15,26 +15,19 @@ import (
 
 // TestNemeses runs every nemesis against the mixed workload (READ FIRST/LAST/RANDOM, leased READs
 // then ACK, RELEASE or nothing, FIND, ADD with and without UNIQUE, and READ FIRST/ADD LAST for
-// Porcupine), one cluster per backend: once each under make test; under make faults
-// (STS_FAULT_CYCLES, -cycles) the campaign's share of the cycles, in an order drawn from the seed.
+// Porcupine), one cluster per setup: each nemesis once under make test; under make faults
+// (STS_FAULT_CYCLES, -cycles) the setup's share of the campaign's cycles, in an order drawn from
+// the seed.
 func TestNemeses(t *testing.T) {
-	for _, backend := range []string{"redis", "redis-sentinel", "memory"} {
-		t.Run(backend, func(t *testing.T) {
+	for _, setup := range setups {
+		t.Run(setup.name, func(t *testing.T) {
 			t.Parallel()
-			var c *cluster
-			switch backend {
-			case "redis":
-				c = redisCluster(t, 3)
-			case "redis-sentinel":
-				c = sentinelCluster(t, 2)
-			default:
-				c = memoryCluster(t)
-			}
+			c := setup.start(t)
 			r := newRun(t, c, backendLabel(c))
-			for i, nem := range plan(backend, rngFor(t.Name(), 0)) {
+			for i, nem := range plan(setup.nemeses, setup.share, rngFor(t.Name(), 0)) {
 				r.cycle(i, &nem, mixedLoad)
 			}
-			r.wait()
+			r.wait() // here: a server a nemesis restarted is stopped by a cleanup that runs before r's
 		})
 	}
 }
@@ -49,16 +42,12 @@ func backendLabel(c *cluster) string {
 	return "memory, 1 sts (--state-dir)"
 }
 
-// campaignShare is each backend's nemeses' share of a campaign's cycles, in cycles per 200:
-// about the same time for each backend's run (a failover takes longer than an sts restart).
-var campaignShare = map[string]int{"redis": 105, "redis-sentinel": 45, "memory": 50}
-
-// plan is the nemeses of backend's cycles: each once, or in a campaign its share, shuffled.
-func plan(backend string, rng *rand.Rand) []nemesis {
-	nemeses := nemesesOf(backend)
+// plan is the nemeses of a setup's cycles: each once, or in a campaign share/200 of its cycles,
+// shuffled.
+func plan(nemeses []nemesis, share int, rng *rand.Rand) []nemesis {
 	each := 1
 	if total := campaignCycles(); total > 0 {
-		each = max(1, (total*campaignShare[backend]/200+len(nemeses)/2)/len(nemeses))
+		each = max(1, (total*share/200+len(nemeses)/2)/len(nemeses))
 	}
 	var p []nemesis
 	for range each {
