@@ -68,3 +68,46 @@ func TestAdversarialMemoryBudgetBoundsRSS(t *testing.T) {
 		t.Errorf("peak RSS %d MiB is over twice the budget and the base, %d MiB", peak>>20, bound>>20)
 	}
 }
+
+// TestAdversarialReturnsDoNotOutliveTheirLines replays the probe that took RSS from 14 to 413 MB
+// in 300 rounds: with one long lease held, each round ADDs a new 1 MB line, takes it under a
+// lease, RELEASEs it (its return is counted) and RESETs the list. A RESET drops the returns of the
+// lines it drops, so the text of each round's line is let go.
+func TestAdversarialReturnsDoNotOutliveTheirLines(t *testing.T) {
+	const rounds = 200
+	port := stsproc.FreePort(t)
+	srv := launch(t, port, "--max-line-bytes", "2Mi", "--max-body-bytes", "4Mi")
+	srv.WaitReady(t)
+	send := func(method, target, body string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.Base+target, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d", method, target, resp.StatusCode)
+		}
+		return resp
+	}
+	send(http.MethodGet, "/sts/ADD?FILENAME=q&LINE=held&FORMAT=JSON", "")
+	send(http.MethodGet, "/sts/READ?FILENAME=q&LEASE=3600000&FORMAT=JSON", "")
+	idle := procStatusKiB(t, srv.Pid, "VmRSS")
+	for i := range rounds {
+		line := fmt.Sprintf("%04d", i) + strings.Repeat("x", 1<<20)
+		send(http.MethodPost, "/sts/ADD", "FILENAME=q&FORMAT=JSON&LINE="+line)
+		lease := send(http.MethodGet, "/sts/READ?FILENAME=q&LEASE=3600000&FORMAT=JSON", "").Header.Get("X-STS-Lease")
+		send(http.MethodGet, "/sts/RELEASE?FORMAT=JSON&LEASE="+lease, "")
+		send(http.MethodGet, "/sts/RESET?FILENAME=q&FORMAT=JSON", "")
+	}
+	after := procStatusKiB(t, srv.Pid, "VmRSS")
+	t.Logf("%d rounds of a 1 MiB line leased, released and reset under a held lease: RSS %d MiB -> %d MiB", rounds, idle>>20, after>>20)
+	if after-idle > 64<<20 {
+		t.Errorf("RSS grew by %d MiB: the returns of the lines reset kept their text", (after-idle)>>20)
+	}
+}
