@@ -277,20 +277,7 @@ func (m *Memory) changeLease(ctx context.Context, ref store.LeaseRef, change fun
 		if err != nil {
 			return nil, err
 		}
-		o, err := l.recallLocked(r)
-		if o == nil && err == nil {
-			o = &outcome{}
-			m.begin(l)
-			change(l, le, which, o)
-			m.record(l, r, o)
-			m.commit(l, false)
-		}
-		c := l.settled()
-		l.mu.Unlock()
-		if recErr := durable(c); recErr != nil {
-			return nil, recErr
-		}
-		return o, err
+		return m.changeLocked(l, r, func(o *outcome) { change(l, le, which, o) })
 	})
 }
 

@@ -513,23 +513,13 @@ func (m *Memory) Reset(ctx context.Context, name string) (bool, error) {
 			return &outcome{}, nil
 		}
 		l.mu.Lock()
-		o, err := l.recallLocked(r)
-		if o == nil && err == nil {
-			o = &outcome{n: 1}
-			m.begin(l)
+		return m.changeLocked(l, r, func(o *outcome) {
+			o.n = 1
 			if l.lines.len() > 0 {
 				m.bytes.Add(-l.bytes)
 				l.replace(nil, 0)
 			}
-			m.record(l, r, o)
-			m.commit(l, false)
-		}
-		c := l.settled()
-		l.mu.Unlock()
-		if recErr := durable(c); recErr != nil {
-			return nil, recErr
-		}
-		return o, err
+		})
 	})
 	if err != nil {
 		return false, err

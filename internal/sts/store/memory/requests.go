@@ -174,6 +174,26 @@ func (m *Memory) once(ctx context.Context, change func(r *store.Request) (*outco
 	return o, err
 }
 
+// changeLocked makes change to l, locked (and unlocked on return), as one recorded operation
+// under request r, unless r's outcome is recorded in l already, and returns the outcome once
+// durable.
+func (m *Memory) changeLocked(l *list, r *store.Request, change func(o *outcome)) (*outcome, error) {
+	o, err := l.recallLocked(r)
+	if o == nil && err == nil {
+		o = &outcome{}
+		m.begin(l)
+		change(o)
+		m.record(l, r, o)
+		m.commit(l, false)
+	}
+	c := l.settled()
+	l.mu.Unlock()
+	if recErr := durable(c); recErr != nil {
+		return nil, recErr
+	}
+	return o, err
+}
+
 // record keeps o as the outcome of r (nil: no request) in l, which must be locked and be making
 // the change o describes, and adds it to the change's record.
 func (m *Memory) record(l *list, r *store.Request, o *outcome) {
