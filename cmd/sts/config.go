@@ -158,6 +158,9 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.IntVar(&s.redis.minReplicas, "redis-min-replicas", 0, "acknowledge a change only once this many Redis replicas hold it (Redis WAIT; not with --redis-cluster)")
 	fs.DurationVar(&s.redis.replicaTimeout, "redis-min-replicas-timeout", s.redis.replicaTimeout, "how long a change waits for --redis-min-replicas before it is answered as not recorded")
 	fs.BoolVar(&c.NoWebUI, "no-web-ui", false, "turn the web page at /ui/ off")
+	fs.IntVar(&c.PageMaxStreams, "ui-max-streams", c.PageMaxStreams, "most live streams of the web page at once; one more is refused (0: no limit)")
+	fs.IntVar(&c.PageMaxStreamsPerSession, "ui-max-streams-per-session", c.PageMaxStreamsPerSession, "most live streams of the web page one browser session may hold (0: no limit)")
+	fs.DurationVar(&c.PageStreamWriteTimeout, "ui-stream-write-timeout", c.PageStreamWriteTimeout, "drop a live stream of the web page whose browser has not read for this long")
 	fs.BoolVar(&c.MetricsAuth, "metrics-auth", false, "/metrics asks for the token of --auth-token-file too")
 	fs.IntVar(&c.MetricsMaxLists, "metrics-max-lists", c.MetricsMaxLists, "most lists with a sts_list_lines series of their own; the others are summed in sts_other_lists_lines")
 	fs.DurationVar(&c.RegexTimeout, "regex-timeout", c.RegexTimeout, "time limit of all the regular-expression matches of one FIND together")
@@ -237,6 +240,8 @@ func (s *settings) check(set map[string]bool) error {
 		{"max-deliveries", int64(c.MaxDeliveries)},
 		{"min-free-bytes", c.MinFreeBytes},
 		{"metrics-max-lists", int64(c.MetricsMaxLists)},
+		{"ui-max-streams", int64(c.PageMaxStreams)},
+		{"ui-max-streams-per-session", int64(c.PageMaxStreamsPerSession)},
 	} {
 		if v.value < 0 {
 			return fmt.Errorf("--%s must not be negative", v.flag)
@@ -250,6 +255,9 @@ func (s *settings) check(set map[string]bool) error {
 	}
 	if c.RequestIDWindow <= 0 {
 		return errors.New("--request-id-window must be positive")
+	}
+	if c.PageStreamWriteTimeout <= 0 {
+		return errors.New("--ui-stream-write-timeout must be positive")
 	}
 	if _, known := fsyncPolicies[s.state.policy]; !known {
 		return fmt.Errorf("--fsync-policy %q: want always or interval", s.state.policy)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/sts/webui"
 )
 
 // Config is the table server's configuration. Start from DefaultConfig: the zero value of the
@@ -76,6 +77,11 @@ type Config struct {
 	// PageInterval is how often the web page samples the lists while someone watches (1 s when
 	// zero); tests shorten it.
 	PageInterval time.Duration
+	// PageMaxStreams and PageMaxStreamsPerSession bound the web page's live streams, in all and
+	// per browser session (zero: no limit); PageStreamWriteTimeout drops a stream whose browser
+	// has not read for that long.
+	PageMaxStreams, PageMaxStreamsPerSession int
+	PageStreamWriteTimeout                   time.Duration
 	// Durability says what a change survives, for the web page's facts ("none" when empty).
 	Durability string
 	// MetricsMaxLists is the most lists that get a series of their own in sts_list_lines.
@@ -129,6 +135,14 @@ const (
 	MaxHeaderBytes = 64 << 10
 )
 
+// DefaultPageMaxStreams is a team's browsers with room to spare; each stream costs a goroutine
+// and up to 128 KiB of socket buffer. DefaultPageMaxStreamsPerSession is a browser's tabs of the
+// overview.
+const (
+	DefaultPageMaxStreams           = 64
+	DefaultPageMaxStreamsPerSession = 8
+)
+
 // DefaultConfig returns the original's defaults plus ours.
 func DefaultConfig() Config {
 	return Config{
@@ -151,6 +165,10 @@ func DefaultConfig() Config {
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
 		ReadTimeout:       DefaultReadTimeout,
 		IdleTimeout:       DefaultIdleTimeout,
+
+		PageMaxStreams:           DefaultPageMaxStreams,
+		PageMaxStreamsPerSession: DefaultPageMaxStreamsPerSession,
+		PageStreamWriteTimeout:   webui.DefaultStreamWriteTimeout,
 	}
 }
 
@@ -176,6 +194,7 @@ func (c Config) withDefaults() Config {
 		{&c.ReadHeaderTimeout, &d.ReadHeaderTimeout},
 		{&c.ReadTimeout, &d.ReadTimeout},
 		{&c.IdleTimeout, &d.IdleTimeout},
+		{&c.PageStreamWriteTimeout, &d.PageStreamWriteTimeout},
 	} {
 		if *dur.v <= 0 {
 			*dur.v = *dur.def

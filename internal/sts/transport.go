@@ -3,6 +3,8 @@ package sts
 import (
 	"log/slog"
 	"net/http"
+
+	"github.com/sts-operator/sts-operator/internal/sts/webui"
 )
 
 // netHTTPHeadSlack is what net/http accepts beyond http.Server.MaxHeaderBytes (its "bufio slop").
@@ -22,6 +24,9 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		ReadTimeout:                  s.cfg.ReadTimeout,
 		IdleTimeout:                  s.cfg.IdleTimeout,
 		DisableGeneralOptionsHandler: true,
-		ErrorLog:                     slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// The web page's live streams bound their connection's send buffer and reset it when
+		// their browser stops reading.
+		ConnContext: webui.ConnContext,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }

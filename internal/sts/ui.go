@@ -87,8 +87,9 @@ func (s *Server) newPage() *webui.UI {
 	return webui.New(webui.Options{
 		Store: s.store, Protocol: pageProtocol{s}, Token: func() string { return *s.authToken.Load() },
 		Facts: s.pageFacts, Charset: s.charset.read, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
-		Interval: s.cfg.PageInterval,
-		Activity: s.activity.of,
+		Interval: s.cfg.PageInterval, MaxStreams: s.cfg.PageMaxStreams, MaxStreamsPerSession: s.cfg.PageMaxStreamsPerSession,
+		StreamWriteTimeout: s.cfg.PageStreamWriteTimeout,
+		Activity:           s.activity.of,
 	})
 }
 

@@ -25,6 +25,33 @@ type snapshot struct {
 	times []time.Time // the history's points, oldest first
 	// reads and adds are this server's, every list's together, a second (-1: not yet).
 	reads, adds float64
+
+	// events are this tick's stream events, one per query the streams ask for, each rendered
+	// once: a thousand browsers on the default view cost one filter, sort and encoding a tick.
+	eventsMu sync.Mutex
+	events   map[viewQuery]*renderedEvent
+}
+
+// renderedEvent is a stream event rendered once, by the first stream that asks.
+type renderedEvent struct {
+	once sync.Once
+	data []byte
+}
+
+// event returns the snapshot's event for q, which render makes the first time any stream asks.
+func (s *snapshot) event(q viewQuery, render func() []byte) []byte {
+	s.eventsMu.Lock()
+	e := s.events[q]
+	if e == nil {
+		if s.events == nil {
+			s.events = map[viewQuery]*renderedEvent{}
+		}
+		e = &renderedEvent{}
+		s.events[q] = e
+	}
+	s.eventsMu.Unlock()
+	e.once.Do(func() { e.data = render() })
+	return e.data
 }
 
 // answeredAt is a list's count of reads and adds at one tick.
@@ -67,6 +94,7 @@ type hub struct {
 	stop     chan struct{} // closes the sampling goroutine; nil while it is not running
 	closed   bool
 	last     *snapshot
+	sampling *sampling        // the sample under way, nil when none is
 	history  map[string][]int // ring of historyPoints per list, indexed like times
 	times    []time.Time      // ring of the points' times
 	next     int              // where the next point goes in the rings
@@ -141,9 +169,7 @@ func (h *hub) run(stop chan struct{}) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*h.interval)
-		snap := h.sample(ctx)
-		cancel()
+		snap := h.sample(context.Background())
 		h.mu.Lock()
 		for ch := range h.watchers {
 			select {
@@ -170,8 +196,38 @@ func (h *hub) current(ctx context.Context) *snapshot {
 	return h.sample(ctx)
 }
 
-// sample reads every list's length once and computes the rows.
+// sampling is a sample under way, which whoever asks for one meanwhile waits for.
+type sampling struct {
+	done chan struct{}
+	snap *snapshot
+}
+
+// sample returns a fresh snapshot: the one under way if a sample is, else one it takes. However
+// many browsers open the page at once, and whatever the tick does, the store is asked once at a
+// time (each of the 1 000 streams opening together took a sample of its own).
 func (h *hub) sample(ctx context.Context) *snapshot {
+	h.mu.Lock()
+	if s := h.sampling; s != nil {
+		h.mu.Unlock()
+		<-s.done // within the sample's own timeout
+		return s.snap
+	}
+	s := &sampling{done: make(chan struct{})}
+	h.sampling = s
+	h.mu.Unlock()
+	// The sample serves every waiter: the browser that began it leaving does not end it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*h.interval)
+	s.snap = h.take(ctx)
+	cancel()
+	h.mu.Lock()
+	h.sampling = nil
+	h.mu.Unlock()
+	close(s.done)
+	return s.snap
+}
+
+// take reads every list's length once and computes the rows.
+func (h *hub) take(ctx context.Context) *snapshot {
 	lists, err := h.st.Lists(ctx)
 	now := h.now()
 	h.mu.Lock()

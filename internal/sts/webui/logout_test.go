@@ -20,7 +20,7 @@ func tokenSite(t *testing.T) (*UI, *httptest.Server) {
 	u := New(Options{Store: memory.New(), Token: func() string { return "s3cret" }, Facts: func() []Fact { return nil },
 		MaxBodyBytes: 1 << 20, Interval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	site := httptest.NewServer(u)
-	t.Cleanup(func() { site.Close(); u.Close() })
+	t.Cleanup(func() { u.Close(); site.Close() })
 	return u, site
 }
 

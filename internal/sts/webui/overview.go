@@ -131,8 +131,13 @@ func (u *UI) view(snap *snapshot, q viewQuery) view {
 			Rate: formatRate(r.Rate, r.HasRate), RateMinute: formatRate(r.RateMinute, r.HasRateMinute),
 			Empty: formatEmpty(r.Empty), Draining: r.Empty >= 0, Spark: sparkline(r.History)})
 	}
+	streams := strconv.Itoa(u.streams.count())
+	if u.opt.MaxStreams > 0 {
+		streams += " of " + strconv.Itoa(u.opt.MaxStreams)
+	}
 	v.Facts = append(u.opt.Facts(), Fact{"uptime", time.Since(u.started).Round(time.Second).String()},
-		Fact{"reads/s (this server)", formatCount(snap.reads)}, Fact{"adds/s (this server)", formatCount(snap.adds)})
+		Fact{"reads/s (this server)", formatCount(snap.reads)}, Fact{"adds/s (this server)", formatCount(snap.adds)},
+		Fact{"live streams (this server)", streams})
 	for _, s := range []struct{ key, label string }{{"name", "List"}, {"length", "Lines"}, {"leased", "Leased"}, {"reads", "Reads/s"}, {"adds", "Adds/s"}, {"rate", "Lines/s (10 s)"}, {"empty", "Empty in"}} {
 		v.Sorts = append(v.Sorts, sortLink{Key: s.key, Label: s.label, Active: q.Sort == s.key, Desc: q.Sort == s.key && q.Desc})
 	}
@@ -223,13 +228,26 @@ func (u *UI) overview(w http.ResponseWriter, r *http.Request, sess session) {
 }
 
 // events streams the overview to one browser as Server-Sent Events, one "view" event per tick,
-// until the browser leaves, the server stops, or (with a token) the browser's session ends or the
-// token changes: the browser's script then reloads the page, which asks for the token.
-func (u *UI) events(w http.ResponseWriter, r *http.Request) {
+// until the browser leaves, the server stops, the browser stops reading (a write waits
+// StreamWriteTimeout at most), or (with a token) the browser's session ends or the token changes:
+// the browser's script then reloads the page, which asks for the token. A stream over the
+// server's or the session's limit is refused (429), which the script says, asking again later.
+func (u *UI) events(w http.ResponseWriter, r *http.Request, sess session) {
+	release, refusal := u.streams.admit(sess.nonce, u.opt.MaxStreams, u.opt.MaxStreamsPerSession)
+	if refusal != "" {
+		w.Header().Set("Retry-After", strconv.Itoa(int(streamRetry/time.Second)))
+		http.Error(w, refusal, http.StatusTooManyRequests)
+		return
+	}
+	defer release()
 	q := parseViewQuery(r)
 	rc := http.NewResponseController(w)
 	// The server's read timeout would end the stream: a stream reads nothing.
 	_ = rc.SetReadDeadline(time.Time{})
+	conn := tcpConn(r.Context())
+	if conn != nil {
+		_ = conn.SetWriteBuffer(streamSendBuffer)
+	}
 	ch, ok := u.live.watch(r.Context())
 	if !ok {
 		http.Error(w, "the server is stopping", http.StatusServiceUnavailable)
@@ -251,16 +269,25 @@ func (u *UI) events(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			data, _ := json.Marshal(u.view(snap, q))
-			if _, err := fmt.Fprintf(w, "event: view\ndata: %s\n\n", data); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
+			data := snap.event(q, func() []byte {
+				v, _ := json.Marshal(u.view(snap, q))
+				return fmt.Appendf(nil, "event: view\ndata: %s\n\n", v)
+			})
+			_ = rc.SetWriteDeadline(time.Now().Add(u.opt.StreamWriteTimeout))
+			if _, err := w.Write(data); err != nil || rc.Flush() != nil {
+				if conn != nil {
+					// What the browser left unread goes with the connection, now, rather than
+					// while the kernel tries to deliver it.
+					_ = conn.SetLinger(0)
+				}
 				return
 			}
 		}
 	}
 }
+
+// streamRetry is when a browser refused a stream asks again.
+const streamRetry = 30 * time.Second
 
 // stopFlag raises the STOP flag (adds a line to the list StopList, once) or lowers it (RESET).
 func (u *UI) stopFlag(w http.ResponseWriter, r *http.Request, sess session) {

@@ -74,7 +74,13 @@ type Options struct {
 	MaxBodyBytes int64
 	// Interval is how often the overview is sampled while someone watches (1 s when zero).
 	Interval time.Duration
-	Log      *slog.Logger
+	// MaxStreams and MaxStreamsPerSession bound the live streams of the overview, in all and
+	// per browser session (zero: no limit); a stream beyond either is refused (429).
+	MaxStreams, MaxStreamsPerSession int
+	// StreamWriteTimeout is how long a stream's write may wait for its browser to read before
+	// the stream is dropped (DefaultStreamWriteTimeout when zero).
+	StreamWriteTimeout time.Duration
+	Log                *slog.Logger
 }
 
 // UI serves the page. Create it with New.
@@ -86,6 +92,7 @@ type UI struct {
 	pages   *template.Template
 	// loggedOut are the sessions logged out here: see logout for why.
 	loggedOut revocations
+	streams   streamCounts // the live streams
 }
 
 //go:embed assets templates
@@ -95,6 +102,9 @@ var files embed.FS
 func New(opt Options) *UI {
 	if opt.Interval <= 0 {
 		opt.Interval = time.Second
+	}
+	if opt.StreamWriteTimeout <= 0 {
+		opt.StreamWriteTimeout = DefaultStreamWriteTimeout
 	}
 	u := &UI{opt: opt, started: time.Now(), now: time.Now}
 	u.live = newHub(opt.Store, opt.Activity, opt.Interval, opt.Log)
@@ -109,6 +119,9 @@ func New(opt Options) *UI {
 
 // Close ends the live streams (a graceful stop must not wait for browsers) and the sampling.
 func (u *UI) Close() { u.live.close() }
+
+// Streams returns how many live streams the page is sending.
+func (u *UI) Streams() int { return u.streams.count() }
 
 // securityHeaders are those of every answer of the page: it runs its own script only, loads
 // nothing from elsewhere, and cannot be framed (a RESET button under someone else's page).
@@ -165,7 +178,7 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/" && r.Method == http.MethodGet:
 		u.overview(w, r, sess)
 	case path == "/events" && r.Method == http.MethodGet:
-		u.events(w, r)
+		u.events(w, r, sess)
 	case path == "/stop" && r.Method == http.MethodPost:
 		u.stopFlag(w, r, sess)
 	case path == "/logout" && r.Method == http.MethodPost:

@@ -94,13 +94,25 @@
     if (source) source.close();
     const q = query();
     history.replaceState(null, "", "/ui/" + (q ? "?" + q : ""));
-    source = new EventSource("/ui/events" + (q ? "?" + q : ""));
+    const url = "/ui/events" + (q ? "?" + q : "");
+    source = new EventSource(url);
     source.addEventListener("view", (e) => render(JSON.parse(e.data)));
     source.onerror = () => {
       field("live").textContent = "reconnecting…";
-      // A stream refused for good (the session ended, the server stops): the page itself says
-      // what to do, the login form for one.
-      if (source.readyState === EventSource.CLOSED) setTimeout(() => location.reload(), 2000);
+      if (source.readyState !== EventSource.CLOSED) return;
+      // Refused for good. Over the server's or the session's limit of streams (429), the page
+      // says so and asks again later; otherwise (the session ended, the server stops) the page
+      // itself says what to do, the login form for one. EventSource hides the status: ask again.
+      const probe = new AbortController();
+      fetch(url, { signal: probe.signal }).then(async (r) => {
+        if (r.status === 429) {
+          field("live").textContent = "not live: " + await r.text();
+          setTimeout(connect, 1000 * Number(r.headers.get("Retry-After") || 30));
+        } else if (r.ok) {
+          probe.abort();
+          connect();
+        } else setTimeout(() => location.reload(), 2000);
+      }, () => setTimeout(() => location.reload(), 2000));
     };
   }
 
