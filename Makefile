@@ -124,6 +124,11 @@ bench: deps-bench envtest ## Run the benchmarks (the operator's at 200 resources
 	go test -run '^$$' -bench . -benchmem ./internal/...
 	go test -run '^$$' -bench . -benchtime 1x ./controllers
 
+.PHONY: bench-check
+bench-check: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
+bench-check: deps-bench envtest ## Run every benchmark once (-benchtime 1x, -short), with its assertions and no timing floor, so that none can rot: CI runs it.
+	go test -run '^$$' -bench . -benchtime 1x -short ./...
+
 .PHONY: screenshots
 screenshots: ## Take the README's pictures of the web page (docs/ui/overview.png, docs/ui/list.png) in headless Chromium during a short drain.
 	STS_SCREENSHOTS_DIR=$(CURDIR)/docs/ui go test -count=1 -run '^TestScreenshots$$' ./internal/sts/webui/
