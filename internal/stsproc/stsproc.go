@@ -6,6 +6,7 @@ package stsproc
 import (
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -131,6 +132,23 @@ func (p *Process) Export(t testing.TB, list string) []string {
 		return nil
 	}
 	return strings.Split(text, "\n")
+}
+
+// StablePort returns a loopback port that was free a moment ago, drawn below Linux's ephemeral
+// range (32768 and up), from which the kernel takes the source port of every outgoing
+// connection: a server killed and restarted on it finds it free again. FreePort's port, from that
+// range, was taken by a connection in between on a machine busy with tests.
+func StablePort(t testing.TB) int {
+	t.Helper()
+	for range 100 {
+		port := 10000 + rand.IntN(22000)
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return 0
 }
 
 // FreePort returns a loopback port that was free a moment ago.

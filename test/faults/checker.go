@@ -425,3 +425,21 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 	rank := int(p/100*float64(len(sorted))+0.999999) - 1
 	return sorted[min(max(rank, 0), len(sorted)-1)]
 }
+
+// Ambiguous counts the operations that met an attempt whose outcome the client could not know:
+// cut off after it was sent (a timeout, a reset, an EOF, anything but a refused connection), or
+// answered that it may have been made (503 outcome_unknown or not_recorded, 409 in_progress).
+// Only their REQUEST_ID can answer them once: a fault that makes none tests nothing of it.
+func Ambiguous(ops []*Op) int {
+	n := 0
+	for _, op := range ops {
+		for _, a := range slices.Concat(op.Attempts, op.Resend) {
+			if a.Err != "" && !strings.Contains(a.Err, "connection refused") ||
+				a.Reason() == "outcome_unknown" || a.Reason() == "not_recorded" || a.Reason() == "in_progress" {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}

@@ -263,3 +263,17 @@ func TestRecoveryWaits(t *testing.T) {
 		t.Errorf("p99 %v", p)
 	}
 }
+
+func TestAmbiguous(t *testing.T) {
+	refused := read("r1", 0, 100, "a")
+	refused.Attempts = append([]Attempt{{Err: "dial tcp 127.0.0.1:1: connect: connection refused"}}, refused.Attempts...)
+	cut := read("r2", 0, 100, "b")
+	cut.Attempts = append([]Attempt{{Err: "read: connection reset by peer"}}, cut.Attempts...)
+	unknown := read("r3", 0, 100, "c")
+	unknown.Attempts = append([]Attempt{{Status: 503, Answer: &protocol.Answer{Reason: "outcome_unknown"}}}, unknown.Attempts...)
+	unavailable := read("r4", 0, 100, "d")
+	unavailable.Attempts = append([]Attempt{{Status: 503, Answer: &protocol.Answer{Reason: "backend_unavailable"}}}, unavailable.Attempts...)
+	if n := Ambiguous([]*Op{refused, cut, unknown, unavailable, read("r5", 0, 10, "e")}); n != 2 {
+		t.Errorf("%d ambiguous, want 2: the reset and the outcome_unknown, not what was refused before it ran", n)
+	}
+}

@@ -103,7 +103,9 @@ func (c *Client) attempt(op *Op, server int) Attempt {
 	a := Attempt{Server: server, Start: c.History.Now()}
 	ctx, cancel := context.WithTimeout(context.Background(), c.AttemptTimeout)
 	defer cancel()
-	a.Status, a.Answer, a.Body, a.Err = Send(ctx, c.Servers[server], op.Command, op.Query, op.Body)
+	// POST, even without a body: net/http sends a GET again by itself when the connection it
+	// reused dies before the answer (a server killed), and that sending would be in no history.
+	a.Status, a.Answer, a.Body, a.Err = Send(ctx, http.MethodPost, c.Servers[server], op.Command, op.Query, op.Body)
 	a.End = c.History.Now()
 	if a.Answer != nil && a.Answer.Expires != nil {
 		// The server's wall clock; the history's start has a wall time too.
@@ -112,13 +114,13 @@ func (c *Client) attempt(op *Op, server int) Attempt {
 	return a
 }
 
-// Send sends one request and decodes its JSON answer: the HTTP status (0 when none came), the
-// answer (nil when the body is not one, body then holding its start), and the error that left it
-// without an answer.
-func Send(ctx context.Context, base, command, query, body string) (int, *protocol.Answer, string, string) {
-	method, reader := http.MethodGet, io.Reader(nil)
+// Send sends one request, its parameters in the query string, and decodes its JSON answer: the
+// HTTP status (0 when none came), the answer (nil when the body is not one, body then holding
+// its start), and the error that left it without an answer.
+func Send(ctx context.Context, method, base, command, query, body string) (int, *protocol.Answer, string, string) {
+	var reader io.Reader
 	if body != "" {
-		method, reader = http.MethodPost, strings.NewReader(body)
+		reader = strings.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, base+"/sts/"+command+"?"+query, reader)
 	if err != nil {
@@ -147,7 +149,7 @@ func Get(ctx context.Context, servers []string, command, query string) (*protoco
 	var last string
 	for i := 0; ; i++ {
 		attempt, cancel := context.WithTimeout(ctx, 10*time.Second)
-		status, answer, body, err := Send(attempt, servers[i%len(servers)], command, query, "")
+		status, answer, body, err := Send(attempt, http.MethodGet, servers[i%len(servers)], command, query, "")
 		cancel()
 		if status == http.StatusOK && answer != nil {
 			return answer, nil

@@ -60,7 +60,7 @@ func startServers(t *testing.T, n int, args ...string) []*stsServer {
 	t.Helper()
 	servers := make([]*stsServer, n)
 	for i := range servers {
-		port := stsproc.FreePort(t)
+		port := stsproc.StablePort(t)
 		servers[i] = &stsServer{port: port, base: "http://127.0.0.1:" + strconv.Itoa(port), args: args}
 		servers[i].start(t)
 	}
@@ -191,24 +191,33 @@ var (
 		t.Logf("failover: %v to a new master, %v to the old one back in sync", (failedOver - w.Injected).Round(100*time.Millisecond), (w.Healed - failedOver).Round(100*time.Millisecond))
 		return w
 	}}
-	// Network faults between sts and Redis, on every connection of the proxy.
-	toxiLatency = toxic("toxi-latency", `{"name":"f","type":"latency","stream":"downstream","attributes":{"latency":4000}}`, 4*time.Second)
-	toxiReset   = toxic("toxi-reset-peer", `{"name":"f","type":"reset_peer","stream":"downstream","attributes":{"timeout":0}}`, 3*time.Second)
-	toxiTimeout = toxic("toxi-timeout", `{"name":"f","type":"timeout","stream":"downstream","attributes":{"timeout":2500}}`, 4*time.Second)
-	toxiSlicer  = toxic("toxi-slicer", `{"name":"f","type":"slicer","stream":"downstream","attributes":{"average_size":8,"size_variation":6,"delay":300}}`, 3*time.Second)
+	// Network faults between sts and Redis, on every connection of the proxy, on the replies
+	// (downstream): a reply lost is a command Redis ran. sts's health check fails its commands
+	// fast within a second of a fault, so that only those in flight when it strikes are left
+	// not knowing what ran: reset_peer strikes twice.
+	toxiLatency = toxic("toxi-latency", `{"name":"f","type":"latency","stream":"downstream","attributes":{"latency":4000}}`, 4*time.Second, 1)
+	toxiReset   = toxic("toxi-reset-peer", `{"name":"f","type":"reset_peer","stream":"downstream","attributes":{"timeout":0}}`, 1500*time.Millisecond, 2)
+	toxiTimeout = toxic("toxi-timeout", `{"name":"f","type":"timeout","stream":"downstream","attributes":{"timeout":2500}}`, 4*time.Second, 1)
+	toxiSlicer  = toxic("toxi-slicer", `{"name":"f","type":"slicer","stream":"downstream","attributes":{"average_size":8,"size_variation":6,"delay":300}}`, 3*time.Second, 1)
 )
 
-// toxic is the nemesis that adds the toxic of spec (named "f") to the proxy for hold. On the
-// replies (downstream): a reply lost is a command Redis ran, which a retry must not run again.
-func toxic(name, spec string, hold time.Duration) nemesis {
+// toxic is the nemesis that adds the toxic of spec (named "f") to the proxy for hold, strikes
+// times with a second between them: Redis comes back under sts's health check, and the next
+// strike finds commands in flight again.
+func toxic(name, spec string, hold time.Duration, strikes int) nemesis {
 	return nemesis{name, func(t *testing.T, c *cluster, h *History, _ *rand.Rand) Window {
-		if _, err := c.proxy.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
-			t.Fatal(err)
-		}
 		w := Window{Name: name, Injected: h.Now()}
-		time.Sleep(hold)
-		if err := c.proxy.Toxics.RemoveToxic(context.Background(), "f"); err != nil {
-			t.Fatal(err)
+		for i := range strikes {
+			if i > 0 {
+				time.Sleep(time.Second)
+			}
+			if _, err := c.proxy.Toxics.AddToxicJson(strings.NewReader(spec)); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(hold)
+			if err := c.proxy.Toxics.RemoveToxic(context.Background(), "f"); err != nil {
+				t.Fatal(err)
+			}
 		}
 		w.Healed = h.Now()
 		return w

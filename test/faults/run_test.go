@@ -36,7 +36,7 @@ type workload struct {
 }
 
 // mixedLoad is the nemesis tests' workload.
-var mixedLoad = workload{mixed: 8, fifo: 3, lines: 2000, think: 20 * time.Millisecond, before: time.Second, after: 1500 * time.Millisecond}
+var mixedLoad = workload{mixed: 12, fifo: 3, lines: 3000, think: 10 * time.Millisecond, before: time.Second, after: 1500 * time.Millisecond}
 
 // run is one cluster's sequence of cycles, one history clock, and their checks.
 type run struct {
@@ -175,10 +175,16 @@ func readOp(c *Client, list string, think time.Duration) {
 }
 
 // fifoOp is READ FIRST or ADD LAST on a list only the FIFO clients use, then a pause that keeps
-// the history short: Porcupine's search grows exponentially with the operations in flight.
+// the history short: Porcupine's search grows exponentially with the operations in flight. Half
+// the READs wait for a line (WAIT): the list is often empty, so that a server killed has requests
+// in flight, whose retries must outlive it.
 func fifoOp(c *Client, list string) {
 	if c.Rand.IntN(2) == 0 {
-		c.Do(c.NewOp(Read, "READ", list, url.Values{"READ_MODE": {"FIRST"}, "KEEP": {"FALSE"}}))
+		p := url.Values{"READ_MODE": {"FIRST"}, "KEEP": {"FALSE"}}
+		if c.Rand.IntN(2) == 0 {
+			p.Set("WAIT", "1000")
+		}
+		c.Do(c.NewOp(Read, "READ", list, p))
 	} else {
 		line := fmt.Sprintf("%s-%d-%d", list, c.ID, c.n)
 		op := c.NewOp(Add, "ADD", list, url.Values{"LINE": {line}, "ADD_MODE": {"LAST"}})
@@ -224,20 +230,29 @@ func (r *run) check(n int, h *History, win Window, list string, loaded []string,
 			v.problem("READ FIRST/ADD LAST on %s is not linearizable as a FIFO queue: %s", fifo, html)
 		}
 	}
-	waits := RecoveryWaits(ops, win)
-	figures.add(r.label, win.Name, &v, result, waits)
-	t.Logf("cycle %d, %s (%v) on %s: %s; FIFO %s; %d waits after healing, p50 %v, p99 %v", n, win.Name, (win.Healed - win.Injected).Round(100*time.Millisecond),
-		r.label, v.String(), orNone(string(result)), len(waits), Percentile(waits, 50).Round(time.Millisecond), Percentile(waits, 99).Round(time.Millisecond))
-	if v.Failed() {
+	waits, ambiguous := RecoveryWaits(ops, win), Ambiguous(ops)
+	figures.add(r.label, win.Name, &v, ambiguous, result, waits)
+	t.Logf("cycle %d, %s (%v) on %s: %s, %d with an ambiguous attempt; FIFO %s; %d waits after healing, p50 %v, p99 %v", n, win.Name,
+		(win.Healed - win.Injected).Round(100*time.Millisecond), r.label, v.String(), ambiguous, orNone(string(result)), len(waits), Percentile(waits, 50).Round(time.Millisecond), Percentile(waits, 99).Round(time.Millisecond))
+	switch {
+	case v.Failed():
 		r.fail(n, win, &v, ops)
+	case os.Getenv("STS_FAULT_KEEP_HISTORY") == "1":
+		path, err := r.write(n, win, &v, ops)
+		t.Logf("cycle %d: history %s %v", n, path, err)
 	}
+}
+
+// write writes cycle n's history, violations first, and returns its path.
+func (r *run) write(n int, win Window, v *Verdict, ops []*Op) (string, error) {
+	header := map[string]any{"test": r.t.Name(), "seed": seed, "cycle": n, "backend": r.label, "fault": win, "verdict": v.String(), "problems": v.Problems}
+	return WriteHistory(filepath.Dir(historyPath(r.t, n)), filepath.Base(historyPath(r.t, n)), header, ops)
 }
 
 // fail fails the test with v's problems, and writes the history, violations first.
 func (r *run) fail(n int, win Window, v *Verdict, ops []*Op) {
 	t := r.t
-	header := map[string]any{"test": t.Name(), "seed": seed, "cycle": n, "backend": r.label, "fault": win, "verdict": v.String(), "problems": v.Problems}
-	path, err := WriteHistory(filepath.Dir(historyPath(t, n)), filepath.Base(historyPath(t, n)), header, ops)
+	path, err := r.write(n, win, v, ops)
 	if err != nil {
 		t.Errorf("writing the history: %v", err)
 	}
@@ -287,7 +302,7 @@ func export(ctx context.Context, servers []string, list string) ([]string, error
 	query := url.Values{"FILENAME": {list}, "FORMAT": {"JSON"}}.Encode()
 	for i := 0; ; i++ {
 		attempt, cancel := context.WithTimeout(ctx, 20*time.Second)
-		status, answer, body, err := Send(attempt, servers[i%len(servers)], "EXPORT", query, "")
+		status, answer, body, err := Send(attempt, http.MethodGet, servers[i%len(servers)], "EXPORT", query, "")
 		cancel()
 		switch {
 		case status == http.StatusOK && answer != nil:
@@ -321,13 +336,14 @@ type figureTable struct {
 }
 
 type figureRow struct {
-	cycles int
-	v      Verdict
-	fifo   map[porcupine.CheckResult]int
-	waits  []time.Duration
+	cycles    int
+	ambiguous int
+	v         Verdict
+	fifo      map[porcupine.CheckResult]int
+	waits     []time.Duration
 }
 
-func (f *figureTable) add(backend, fault string, v *Verdict, fifo porcupine.CheckResult, waits []time.Duration) {
+func (f *figureTable) add(backend, fault string, v *Verdict, ambiguous int, fifo porcupine.CheckResult, waits []time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	key := [2]string{backend, fault}
@@ -338,6 +354,7 @@ func (f *figureTable) add(backend, fault string, v *Verdict, fifo porcupine.Chec
 		f.order = append(f.order, key)
 	}
 	row.cycles++
+	row.ambiguous += ambiguous
 	row.v.Merge(Verdict{Lines: v.Lines, Ops: v.Ops, Lost: v.Lost, Duplicated: v.Duplicated, Unanswered: v.Unanswered, Unexpected: v.Unexpected, Wrong: v.Wrong})
 	if fifo != "" {
 		row.fifo[fifo]++
@@ -359,7 +376,7 @@ func (f *figureTable) print(w io.Writer, elapsed time.Duration) {
 		cycles += row.cycles
 	}
 	fmt.Fprintf(w, "\nfaults: %d cycles in %v, seed %d, %s, %s\n\n", cycles, elapsed.Round(time.Second), seed, time.Now().UTC().Format("2006-01-02"), binaryLabel())
-	fmt.Fprintln(w, "| backend | fault | cycles | operations | lines | lost | duplicated | unanswered | other violations | FIFO linearizable | retrying clients' wait after healing, p50 / p99 (n) |")
+	fmt.Fprintln(w, "| backend | fault | cycles | operations (ambiguous) | lines | lost | duplicated | unanswered | other violations | FIFO linearizable | retrying clients' wait after healing, p50 / p99 (n) |")
 	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
 	for _, k := range keys {
 		row := f.rows[k]
@@ -373,7 +390,7 @@ func (f *figureTable) print(w io.Writer, elapsed time.Duration) {
 			}
 			fifo = strings.Join(parts, ", ")
 		}
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %s | %v / %v (%d) |\n", k[0], k[1], row.cycles, row.v.Ops, row.v.Lines,
+		fmt.Fprintf(w, "| %s | %s | %d | %d (%d) | %d | %d | %d | %d | %d | %s | %v / %v (%d) |\n", k[0], k[1], row.cycles, row.v.Ops, row.ambiguous, row.v.Lines,
 			row.v.Lost, row.v.Duplicated, row.v.Unanswered, row.v.Unexpected+row.v.Wrong, fifo,
 			Percentile(row.waits, 50).Round(time.Millisecond), Percentile(row.waits, 99).Round(time.Millisecond), len(row.waits))
 	}

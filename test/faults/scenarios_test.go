@@ -129,7 +129,7 @@ func TestIssueReload(t *testing.T) {
 	v := CheckReload(ReloadInput{List: list, File: lines, Reload: reload, Ops: others, Final: final})
 	win := Window{Name: "reload", Injected: reload.Call, Healed: max(reload.Return, reload.Call)}
 	waits := RecoveryWaits(h.Ops(), win)
-	figures.add(r.label, "RELOAD under leased READs", &v, "", waits)
+	figures.add(r.label, "RELOAD under leased READs", &v, Ambiguous(h.Ops()), "", waits)
 	t.Logf("RELOAD %s answered %s after %v; %s; %d lines at the end", reload.ID, describe(reload.Answer()), (reload.Return - reload.Call).Round(time.Millisecond), v.String(), len(final))
 	if v.Failed() {
 		r.fail(0, win, &v, h.Ops())
