@@ -242,6 +242,7 @@ func CheckQueue(in QueueInput) Verdict {
 			blame(hs, "handed out %q, which was then lost", line)
 		}
 	}
+	suspect(&v, in.Ops)
 	return v
 }
 
@@ -300,6 +301,7 @@ func CheckReload(in ReloadInput) Verdict {
 			v.problem("line %q lost: in the reloaded file, not consumed since the RELOAD began, not in the list at the end%s", line, handedOutBy(hs))
 		}
 	}
+	suspect(&v, in.Ops)
 	return v
 }
 
@@ -433,13 +435,36 @@ func Percentile(ds []time.Duration, p float64) time.Duration {
 func Ambiguous(ops []*Op) int {
 	n := 0
 	for _, op := range ops {
-		for _, a := range slices.Concat(op.Attempts, op.Resend) {
-			if a.Err != "" && !strings.Contains(a.Err, "connection refused") ||
-				a.Reason() == "outcome_unknown" || a.Reason() == "not_recorded" || a.Reason() == "in_progress" {
-				n++
-				break
-			}
+		if ambiguous(op) {
+			n++
 		}
 	}
 	return n
+}
+
+func ambiguous(op *Op) bool {
+	for _, a := range slices.Concat(op.Attempts, op.Resend) {
+		if a.Err != "" && !strings.Contains(a.Err, "connection refused") ||
+			a.Reason() == "outcome_unknown" || a.Reason() == "not_recorded" || a.Reason() == "in_progress" {
+			return true
+		}
+	}
+	return false
+}
+
+// suspect marks the operations that may have taken the lost lines of v: those that consume and
+// had an attempt whose outcome their client could not know. A lost line has no operation of its
+// own; these are where its history is to be read, and the history file puts them first.
+func suspect(v *Verdict, ops []*Op) {
+	if v.Lost == 0 {
+		return
+	}
+	var ids []string
+	for _, op := range ops {
+		if (op.Kind == Read || op.Kind == Find || op.Kind == LeaseRead || op.Kind == Ack) && ambiguous(op) {
+			op.problem("an attempt of it may have run unanswered: it may have taken one of the %d lost lines", v.Lost)
+			ids = append(ids, op.ID)
+		}
+	}
+	v.problem("operations that may have taken the lost lines (an attempt whose outcome was not known): %s", strings.Join(ids[:min(len(ids), 20)], ", "))
 }

@@ -152,6 +152,18 @@ func TestCheckQueueFindsEachViolation(t *testing.T) {
 
 // A line whose lease's ACK was never answered may be gone: it is not lost, the unanswered ACK
 // is what is counted.
+// A lost line has no operation of its own: the ones that may have taken it come first in the
+// history, those whose attempt ended without its client knowing whether it ran.
+func TestCheckQueueNamesWhatMayHaveTakenALostLine(t *testing.T) {
+	in := sound()
+	in.Final = []string{"d"} // e lost
+	v := CheckQueue(in)
+	cut, add := in.Ops[0], in.Ops[5] // r1's first attempt was reset; a1 was answered at once
+	if v.Lost != 1 || len(cut.Problems) != 1 || len(add.Problems) != 0 {
+		t.Errorf("%s; problems of the READ with an attempt cut %q, of an ADD %q", v.String(), cut.Problems, add.Problems)
+	}
+}
+
 func TestCheckQueueCountsAnUnansweredAckOnce(t *testing.T) {
 	in := sound()
 	ack := unanswered(Ack, "k1", 1100)
