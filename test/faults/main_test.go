@@ -64,12 +64,13 @@ func buildSTS(dir string) (string, error) {
 	out := filepath.Join(dir, "sts")
 	src := "../../cmd/sts"
 	if ref := os.Getenv("STS_FAULT_REF"); ref != "" {
-		// git archive, not a checkout: the working tree and its index are left alone.
+		// git archive, not a checkout: the working tree and its index are left alone. From the
+		// repository's root: in the package's directory it would archive that directory only.
 		tree := filepath.Join(dir, "src")
 		if err := os.Mkdir(tree, 0o755); err != nil {
 			return "", err
 		}
-		if b, err := exec.Command("sh", "-c", "git archive "+strconv.Quote(ref)+" | tar -x -C "+strconv.Quote(tree)).CombinedOutput(); err != nil {
+		if b, err := exec.Command("sh", "-c", "git -C ../.. archive "+strconv.Quote(ref)+" | tar -x -C "+strconv.Quote(tree)).CombinedOutput(); err != nil {
 			return "", fmt.Errorf("git archive %s: %v\n%s", ref, err, b)
 		}
 		fmt.Printf("faults: testing sts at %s (STS_FAULT_REF)\n", ref)
