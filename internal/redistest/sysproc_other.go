@@ -2,10 +2,16 @@
 
 package redistest
 
-import "syscall"
+import (
+	"errors"
+	"syscall"
+)
 
 // sysProcAttr puts a server in a process group of its own, which Kill ends with any child the
-// server forked (a background save).
-func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true}
+// server forked (a background save); own is Linux's (prioritize).
+func sysProcAttr(own bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: own, Setpgid: !own}
 }
+
+// prioritize is Linux's only.
+func prioritize(int) error { return errors.ErrUnsupported }

@@ -35,6 +35,9 @@ type Connection struct {
 	WaitTimeout time.Duration
 }
 
+// ClientName is the name of every connection a table server opens (CLIENT SETNAME).
+const ClientName = "sts"
+
 // dialTimeout and readTimeout bound a connection attempt and one answer: a Redis that stops
 // answering is a 503 within seconds, not a hung client.
 const (
@@ -95,6 +98,9 @@ func (c Connection) Client() (goredis.UniversalClient, error) {
 		ReadTimeout:   readTimeout + c.WaitTimeout,
 		WriteTimeout:  readTimeout,
 		IsClusterMode: c.Cluster,
+		// Named, so that CLIENT LIST and SLOWLOG tell the table servers' connections from the
+		// other applications' on a shared Redis.
+		ClientName: ClientName,
 		// A client that goes away ends its request to Redis too.
 		ContextTimeoutEnabled: true,
 	}

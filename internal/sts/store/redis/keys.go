@@ -1,19 +1,25 @@
 package redis
 
-// keys are the Redis keys of one list. The list itself is one LIST key whose elements are its
-// lines in order, so that redis-cli LRANGE, or the jpgc "Redis Data Set" config element, see the
-// same data as the table servers. Its companions share the list's hash tag, {name}, so that a
-// script touching all of them runs on Redis Cluster, where the tag picks the shard.
+// keys are the Redis keys of one list. Its lines are in chunks of at most chunkLines lines, each
+// a LIST, in order (scripts.go): the first is the list's own key, so that a list of up to
+// chunkLines lines is one plain LIST that redis-cli LRANGE, or the jpgc "Redis Data Set" config
+// element, see as the table servers do; the ids of the others are listed, in order, in
+// <list>:chunks, and each is <list>:c:<id>. Its companions share the list's hash tag, {name}, so
+// that a script touching all of them runs on Redis Cluster, where the tag picks the shard.
 type keys struct {
-	list   string // <prefix>{<name>}: the lines
-	meta   string // <prefix>{<name>}:meta: existence, digest, whether the unique index is kept, counters
-	counts string // <prefix>{<name>}:unique: line -> count, kept once a unique ADD needed it
+	list   string // <prefix>{<name>}: the first chunk of lines
+	chunks string // <prefix>{<name>}:chunks: the ids of the other chunks, in order
+	chores string // <prefix>{<name>}:chores: what changes left to do in steps (scripts.go)
+	meta   string // <prefix>{<name>}:meta: existence, digest, the unique index's state, counters
+	counts string // <prefix>{<name>}:unique: its shards :unique:0 to :63 count each line, once a unique ADD needed it
 	// The leases (lease.go): id -> its max deliveries and lines (cmsgpack), id -> expiry (Unix
 	// ms by Redis' clock), line -> how many times a lease gave it back, "<how>:<id>" of the
 	// leases that ended without an acknowledgement -> when to forget them, and the lines on
 	// their way to the dead-letter list, which lives in another slot.
 	leases, expires, returns, ended, dead string
-	// A bulk change is uploaded into <list>:staging:<random> first (bulk in redis.go).
+	// A bulk change is uploaded into chunks listed in <list>:staging:<random> first (bulk in
+	// redis.go); the scripts keep <list>:indexing, <list>:marks, <list>:trash:<n> and
+	// <list>:keep:<n> for the work they cut into steps.
 }
 
 func (s *Store) keysOf(name string) keys {
@@ -26,10 +32,13 @@ func (s *Store) keysOf(name string) keys {
 	}
 	base := s.prefix + "{" + tag + "}"
 	return keys{
-		list: base, meta: base + ":meta", counts: base + ":unique",
+		list: base, chunks: base + ":chunks", chores: base + ":chores", meta: base + ":meta", counts: base + ":unique",
 		leases: base + ":leases", expires: base + ":expires", returns: base + ":returns", ended: base + ":ended", dead: base + ":dead",
 	}
 }
+
+// chunk is the key of the chunk id of the list (scripts.go's chunkKey).
+func (k keys) chunk(id string) string { return k.list + ":c:" + id }
 
 // noTag starts the tag of a name that cannot be a hash tag by itself.
 const noTag = "\xff"

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -72,7 +73,7 @@ func (s *Store) ReadLeased(ctx context.Context, name string, pos store.Position,
 	id := newLeaseID(k)
 	var lease store.Lease
 	_, err = s.waitFor(ctx, name, wait, func() ([]string, error) {
-		args := append([]any{s.channel(), name}, readArgs(pos, n, s.tomb, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)...)
+		args := append([]any{s.channel(), name}, readArgs(pos, n, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)...)
 		reply, err := s.runLease(ctx, readLeasedScript, name, k, r, s.leaseIndex(id), args...)
 		if err != nil {
 			return nil, err
@@ -107,8 +108,8 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 		return taken(reply), nil
 	}
 	var lease store.Lease
-	_, err = s.find(ctx, name, match, wait, func(line string, within int) (string, bool, error) {
-		reply, err := s.runLease(ctx, takeLeasedScript, name, k, r, s.leaseIndex(id), s.channel(), name, line, within, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
+	_, err = s.find(ctx, name, match, wait, func(line string, at hit) (string, bool, error) {
+		reply, err := s.runLease(ctx, takeLeasedScript, name, k, r, s.leaseIndex(id), s.channel(), name, line, at.chunk, at.index, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
 		if err != nil {
 			return "", false, err
 		}
@@ -327,13 +328,13 @@ func (s *Store) deadLetter(ctx context.Context, name string) error {
 	_, _ = rand.Read(token)
 	k, dead, moved := s.keysOf(name), store.DeadLetterList(name), 0
 	for {
-		reply, err := s.runList(ctx, deadLettersScript, k, nil, nil, true, s.channel(), name, hex.EncodeToString(token), moved, stagingChunk, deadClaimStale.Milliseconds())
+		reply, err := s.runList(ctx, deadLettersScript, k, nil, nil, true, s.channel(), name, hex.EncodeToString(token), moved, chunkLines, deadClaimStale.Milliseconds())
 		if err != nil || status(reply) != 0 || len(reply) < 5 {
 			return err
 		}
 		batch := lines(reply[4])
 		insert := s.staged(ctx, insertScript, dead, nil, len(batch), positions[store.Last], 0)
-		reply, err = s.upload(ctx, dead, batch, nil, func(staging string) ([]any, error) { return insert(staging, "0") })
+		reply, err = s.upload(ctx, dead, batch, func(staging string) ([]any, error) { return insert(staging, "0") })
 		if err != nil {
 			return err
 		}
@@ -406,21 +407,29 @@ func (s *Store) visit(ctx context.Context, name, seen string) {
 }
 
 // sweep reports the due time of every list that has one again, for those a server that died
-// between a script and its report left out of the schedule: one pipeline over the registry.
+// between a script and its report left out of the schedule, and makes due at once the lists
+// whose chores it left: the registry a page at a time, a pipeline per page.
 func (s *Store) sweep(ctx context.Context) {
-	names, err := s.cmd.SMembers(ctx, s.registry()).Result()
-	if err != nil || len(names) == 0 {
+	names, err := s.listNames(ctx)
+	if err != nil {
 		return
 	}
-	pipe := s.client.Pipeline()
-	dues := make([]*goredis.StringCmd, len(names))
-	for i, name := range names {
-		dues[i] = pipe.HGet(ctx, s.keysOf(name).meta, "due")
-	}
-	_, _ = pipe.Exec(ctx)
-	for i, name := range names {
-		if due, err := dues[i].Result(); err == nil {
-			_ = s.schedule(ctx, name, due, "")
+	for page := range slices.Chunk(names, registryPage) {
+		pipe := s.client.Pipeline()
+		dues := make([]*goredis.StringCmd, len(page))
+		chores := make([]*goredis.IntCmd, len(page))
+		for i, name := range page {
+			k := s.keysOf(name)
+			dues[i] = pipe.HGet(ctx, k.meta, "due")
+			chores[i] = pipe.Exists(ctx, k.chores)
+		}
+		_, _ = pipe.Exec(ctx)
+		for i, name := range page {
+			if chores[i].Val() > 0 {
+				_ = s.schedule(ctx, name, 0, "")
+			} else if due, err := dues[i].Result(); err == nil {
+				_ = s.schedule(ctx, name, due, "")
+			}
 		}
 	}
 }

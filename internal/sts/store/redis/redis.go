@@ -62,7 +62,7 @@ type Store struct {
 	replWait time.Duration
 	limits   store.Limits
 	log      *slog.Logger
-	tomb     string // what a RANDOM removal overwrites its line with before LREM (scripts.go)
+	tomb     string // what a removal from a chunk's middle overwrites its line with before LREM (scripts.go)
 	observer *observer
 
 	lists      atomic.Int64 // the registry's size, as last seen (Limits.MaxLists)
@@ -87,10 +87,12 @@ var (
 	pageScript    = goredis.NewScript(scriptPage)
 	takeScript    = goredis.NewScript(scriptTake)
 	addScript     = goredis.NewScript(scriptAdd)
+	indexScript   = goredis.NewScript(scriptIndex)
 	ensureScript  = goredis.NewScript(scriptEnsure)
 	insertScript  = goredis.NewScript(scriptInsert)
 	replaceScript = goredis.NewScript(scriptReplace)
 	resetScript   = goredis.NewScript(scriptReset)
+	choresScript  = goredis.NewScript(scriptChores)
 	lengthScript  = goredis.NewScript(scriptLength)
 	linesScript   = goredis.NewScript(scriptLines)
 	viewScript    = goredis.NewScript(scriptView)
@@ -194,16 +196,16 @@ func (s *Store) Close() error {
 }
 
 // runList runs a script of list k (scripts.go) made under request r (nil: none): KEYS are the
-// list's keys, r's outcome key, then extra (a staging list, a lease's index entry); ARGV r's
-// window and fingerprint, then args.
+// list's keys, r's outcome key, then extra (a staging directory, a lease's index entry); ARGV r's
+// window and fingerprint, the tombstone, then args.
 func (s *Store) runList(ctx context.Context, sc *goredis.Script, k keys, r *store.Request, extra []string, changes bool, args ...any) ([]any, error) {
 	keys := append(k.scriptKeys(), k.list) // the outcome key of no request: never read
-	argv := make([]any, 0, 2+len(args))
+	argv := make([]any, 0, 3+len(args))
 	if r != nil {
 		keys[len(keys)-1] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
-		argv = append(argv, max(r.Window.Milliseconds(), 1), r.Fingerprint)
+		argv = append(argv, max(r.Window.Milliseconds(), 1), r.Fingerprint, s.tomb)
 	} else {
-		argv = append(argv, "", "")
+		argv = append(argv, "", "", s.tomb)
 	}
 	return s.run(ctx, sc, append(keys, extra...), changes, append(argv, args...)...)
 }
@@ -458,7 +460,7 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
-		reply, err := s.runList(ctx, readScript, k, r, nil, true, readArgs(pos, n, flag(keep), s.tomb)...)
+		reply, err := s.runList(ctx, readScript, k, r, nil, true, readArgs(pos, n, flag(keep))...)
 		if err != nil {
 			return nil, err
 		}
@@ -480,7 +482,7 @@ func checkRead(pos store.Position, n int) error {
 }
 
 // readArgs is the ARGV of a read from the position on: the position, n, the script's own
-// arguments, then for Random the fractions that pick the indexes (pick, in scripts.go).
+// arguments, then for Random the fractions that seed the picks (pick, in scripts.go).
 func readArgs(pos store.Position, n int, own ...any) []any {
 	args := append([]any{positions[pos], n}, own...)
 	if pos == store.Random {
@@ -504,16 +506,24 @@ func readFailure(status int64, have any, want int) error {
 	return &store.ShortListError{Want: want, Have: int(n)}
 }
 
-// FIND reads the list in pages that grow from firstPage to maxPage lines, so that a hit near the
-// front (the common case, and the contended one) costs a small read. Between pages the list may
-// change: a line that concurrent consumers move across a page boundary may be missed by one scan
-// (the FIND answers "Not find !"; a retry finds it). takeSlack is how far beyond the index where
-// the scan saw a hit the take looks for it.
+// FIND reads the head in pages that grow from firstPage to maxPage lines, so that a hit near the
+// front (the common case, and the contended one) costs a small read, then the other chunks,
+// chunksPerRead of them a round trip, each read whole (at most chunkLines lines). Between reads
+// the list may change: a line that concurrent consumers move across a page boundary, or into
+// another chunk, may be missed by one scan (the FIND answers "Not find !"; a retry finds it).
+// takeSlack is how far beyond the index where the scan saw a hit the take looks for it.
 const (
-	firstPage = 64
-	maxPage   = 8192
-	takeSlack = 1024
+	firstPage     = 64
+	maxPage       = 8192
+	takeSlack     = 1024
+	chunksPerRead = maxPage / chunkLines
 )
+
+// hit is where FIND's scan saw a line: the chunk's id ("" for the head) and the index in it.
+type hit struct {
+	chunk string
+	index int
+}
 
 // Find implements store.Store.
 func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep bool, wait time.Duration) (string, error) {
@@ -529,8 +539,8 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 		line, _ := taken(reply)
 		return line, err
 	}
-	return s.find(ctx, name, match, wait, func(line string, within int) (string, bool, error) {
-		reply, err := s.runList(ctx, takeScript, k, r, nil, true, line, flag(keep), within)
+	return s.find(ctx, name, match, wait, func(line string, at hit) (string, bool, error) {
+		reply, err := s.runList(ctx, takeScript, k, r, nil, true, line, flag(keep), at.chunk, at.index)
 		if err != nil {
 			return "", false, err
 		}
@@ -541,17 +551,17 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 
 // find is FIND's scan, for Find and FindLeased: the first page is read by a script, which says
 // whether the list exists; the next ones with plain LRANGEs, which cost Redis a fifth of a
-// script's page. Each line the scan accepts goes to take with how far from the front to look for
-// it, which takes it with a script that checks it is still there, and says whether it did and
-// which line it took (a request's recorded outcome may be another); one that another server took
-// first is passed over for the next match, so that FINDs racing for the same lines make progress
-// instead of scanning again.
-func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, within int) (string, bool, error)) (string, error) {
+// script's page. Each line the scan accepts goes to take with where the scan saw it, which takes
+// it with a script that checks it is still there, and says whether it did and which line it took
+// (a request's recorded outcome may be another); one that another server took first is passed
+// over for the next match, so that FINDs racing for the same lines make progress instead of
+// scanning again.
+func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, at hit) (string, bool, error)) (string, error) {
 	k := s.keysOf(name)
 	test, done := s.waits.gated(ctx, name, match) // every try's matches (wait.go)
 	defer done()
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
-		reply, err := s.runList(ctx, pageScript, k, nil, nil, false, 0, firstPage-1)
+		reply, err := s.runList(ctx, pageScript, k, nil, nil, false, firstPage)
 		if err != nil {
 			return nil, err
 		}
@@ -562,21 +572,27 @@ func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait
 		if len(page) == 0 {
 			return nil, store.ErrEmpty
 		}
-		for start, size := 0, firstPage; ; {
+		scan := func(chunk string, start int, page []string) (string, bool, error) {
 			for i, line := range page {
 				ok, err := test(line)
 				if err != nil {
-					return nil, err
+					return "", true, err
 				}
 				if !ok {
 					continue
 				}
-				if took, taken, err := take(line, start+i+1+takeSlack); err != nil || taken {
-					return []string{took}, err
+				if took, taken, err := take(line, hit{chunk, start + i}); err != nil || taken {
+					return took, true, err
 				}
 			}
+			return "", false, nil
+		}
+		for start, size := 0, firstPage; ; {
+			if took, over, err := scan("", start, page); over {
+				return []string{took}, err
+			}
 			if len(page) < size {
-				return nil, store.ErrNoMatch
+				break
 			}
 			start += size
 			size = min(2*size, maxPage)
@@ -584,11 +600,47 @@ func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait
 				return nil, s.failure(err)
 			}
 		}
+		for from := int64(0); ; from += chunksPerRead {
+			ids, pages, err := s.readChunks(ctx, k, from, chunksPerRead)
+			if err != nil {
+				return nil, err
+			}
+			for i, id := range ids {
+				if took, over, err := scan(id, 0, pages[i]); over {
+					return []string{took}, err
+				}
+			}
+			if len(ids) < chunksPerRead {
+				return nil, store.ErrNoMatch
+			}
+		}
 	})
 	if err != nil {
 		return "", err
 	}
 	return found[0], nil
+}
+
+// readChunks reads up to n chunks of list k's directory from position from on, whole, in one
+// round trip after the directory's: their ids and lines. A chunk gone meanwhile reads empty.
+func (s *Store) readChunks(ctx context.Context, k keys, from, n int64) ([]string, [][]string, error) {
+	ids, err := s.cmd.LRange(ctx, k.chunks, from, from+n-1).Result()
+	if err != nil || len(ids) == 0 {
+		return nil, nil, s.failure(err)
+	}
+	pipe := s.client.Pipeline()
+	cmds := make([]*goredis.StringSliceCmd, len(ids))
+	for i, id := range ids {
+		cmds[i] = pipe.LRange(ctx, k.chunk(id), 0, -1)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, nil, s.failure(err)
+	}
+	pages := make([][]string, len(ids))
+	for i, cmd := range cmds {
+		pages[i] = cmd.Val()
+	}
+	return ids, pages, nil
 }
 
 // Add implements store.Store.
@@ -607,23 +659,78 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 		return &store.LimitError{Limit: store.LimitLineBytes, Max: max}
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
-	reply, err := s.creating(ctx, func(full string) ([]any, error) {
-		return s.runList(ctx, addScript, k, r, nil, true,
-			line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name, full)
-	})
-	if err != nil {
-		return err
+	for {
+		reply, err := s.creating(ctx, func(full string) ([]any, error) {
+			return s.runList(ctx, addScript, k, r, nil, true,
+				line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name, full)
+		})
+		if err != nil {
+			return err
+		}
+		if err := s.register(ctx, name, reply[1]); err != nil {
+			return err
+		}
+		switch status(reply) {
+		case 1:
+			return store.ErrDuplicate
+		case 2:
+			return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
+		case indexing:
+			if err := s.buildIndex(ctx, name); err != nil {
+				return err
+			}
+			continue
+		}
+		return nil
 	}
-	if err := s.register(ctx, name, reply[1]); err != nil {
-		return err
+}
+
+// indexing is scriptAdd's status for a UNIQUE ADD that needs the unique index built first.
+const indexing = 5
+
+// buildIndex runs the steps of list name's unique index's build (scriptIndex) until it is built:
+// each counts a bounded number of lines, and every change of the list meanwhile keeps what it
+// counted right, so that several servers may run steps at once, and a build left by a server
+// that died goes on with the next UNIQUE ADD.
+func (s *Store) buildIndex(ctx context.Context, name string) error {
+	k := s.keysOf(name)
+	for {
+		// A step is no client's change: it waits for no replica (a failover loses the last steps
+		// at worst, and the build goes on from there), and a lost reply is a step to run again.
+		reply, err := s.runList(ctx, indexScript, k, nil, nil, false, indexBudget)
+		if err != nil {
+			return err
+		}
+		switch status(reply) {
+		case 0:
+			return nil
+		case 2:
+			// Too many lines bound for the dead letters to count in a step: they move first (a
+			// claim of another server's is waited for).
+			if err := s.deadLetter(ctx, name); err != nil {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(loopRest):
+			}
+		}
 	}
-	switch status(reply) {
-	case 1:
-		return store.ErrDuplicate
-	case 2:
-		return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
+}
+
+// tidy runs list name's chores (scripts.go) to their end, a bounded step at a time: what a change
+// left to delete or to make permanent. A failure leaves them to the expiry loop, which finds them
+// at its next sweep; a client that goes away does not stop them.
+func (s *Store) tidy(ctx context.Context, name string) {
+	ctx = context.WithoutCancel(ctx)
+	k := s.keysOf(name)
+	for {
+		reply, err := s.runList(ctx, choresScript, k, nil, nil, false, choreBudget)
+		if err != nil || status(reply) == 0 {
+			return
+		}
 	}
-	return nil
 }
 
 // Ensure implements store.Store.
@@ -680,21 +787,18 @@ func (s *Store) LoadOnce(ctx context.Context, name string, lines []string, diges
 	return true, digest, nil
 }
 
-// stagingChunk is how many lines go to Redis in one RPUSH of a bulk change; stagingTTL how long
-// a staging list outlives a server that died between the upload and the script.
-const (
-	stagingChunk = 1000
-	stagingTTL   = 10 * time.Minute
-)
+// stagingTTL is how long an upload's chunks outlive a server that died between the upload and
+// the script.
+const stagingTTL = 10 * time.Minute
 
 // errStagingLost is a bulk change whose uploaded lines were not all there when the script ran
 // (a failover in between, or an eviction): nothing was changed, and the client may retry.
 var errStagingLost = fmt.Errorf("%w: the uploaded lines were lost before they could be moved in (a failover?)", store.ErrUnavailable)
 
-// bulk uploads lines into a staging list of the list's slot, then runs a bulk script (Insert,
-// Replace, Reload) under request r through run, which checks they are all there and moves them in
-// as one change, and returns its reply: status 0 done, 1 kept (LoadOnce). A request whose outcome
-// is recorded uploads nothing.
+// bulk uploads lines into chunks of the list's slot, then runs a bulk script (Insert, Replace,
+// Reload) under request r through run, which checks they are all there and makes them the list's
+// as one change, then runs the chores that change left, and returns its reply: status 0 done, 1
+// kept (LoadOnce). A request whose outcome is recorded uploads nothing.
 func (s *Store) bulk(ctx context.Context, name string, lines []string, r *store.Request, run func(staging, full string) ([]any, error)) ([]any, error) {
 	if _, err := s.limits.Measure(lines); err != nil {
 		return nil, err
@@ -702,13 +806,14 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, r *store.
 	if reply, err := s.recalled(ctx, slotTags()[slot(s.keysOf(name).list)], r); err != nil || reply != nil {
 		return reply, err
 	}
-	// Each try uploads the lines again: a script that runs deletes the staging list.
+	// Each try uploads the lines again: what a script did not take is deleted.
 	reply, err := s.creating(ctx, func(full string) ([]any, error) {
-		return s.upload(ctx, name, lines, r, func(staging string) ([]any, error) { return run(staging, full) })
+		return s.upload(ctx, name, lines, func(staging string) ([]any, error) { return run(staging, full) })
 	})
 	if err != nil {
 		return nil, err
 	}
+	s.tidy(ctx, name)
 	switch status(reply) {
 	case 2:
 		return nil, &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
@@ -732,85 +837,151 @@ func (s *Store) staged(ctx context.Context, sc *goredis.Script, name string, r *
 	}
 }
 
-// upload stages lines in the list's slot, then runs the bulk script through run.
-func (s *Store) upload(ctx context.Context, name string, lines []string, r *store.Request, run func(staging string) ([]any, error)) ([]any, error) {
-	staging, err := s.stage(ctx, s.keysOf(name), lines)
+// upload stages lines in the list's slot, then runs the bulk script through run, and deletes
+// what it staged unless the script took it.
+func (s *Store) upload(ctx context.Context, name string, lines []string, run func(staging string) ([]any, error)) ([]any, error) {
+	staging, chunks, err := s.stage(ctx, s.keysOf(name), lines)
 	if err != nil {
 		return nil, err
 	}
 	reply, err := run(staging)
-	if err != nil || r != nil {
-		// The script deletes the staging list whenever it runs, but not if it never did, nor if
-		// it answered a request's recorded outcome.
-		s.dropStaging(staging)
-	}
+	s.dropStaging(staging, chunks)
 	return reply, err
 }
 
-// stage uploads lines into a new staging list of the list's slot and returns its key.
-func (s *Store) stage(ctx context.Context, k keys, lines []string) (string, error) {
-	suffix := make([]byte, 8)
+// stage uploads lines into new chunks of chunkLines lines (the last the rest) of the list's
+// slot, and their ids, in order, into a new staging directory (scripts.go), written last; it
+// returns the directory's key and the chunks' keys. All expire after stagingTTL unless a script
+// takes them.
+func (s *Store) stage(ctx context.Context, k keys, lines []string) (string, []string, error) {
+	suffix := make([]byte, 6)
 	_, _ = rand.Read(suffix)
-	staging := k.list + ":staging:" + hex.EncodeToString(suffix)
+	// Not a number, which the unique index's build tells apart from the chunks scripts make.
+	tag := "s" + hex.EncodeToString(suffix)
+	staging := k.list + ":staging:" + tag
 	if len(lines) == 0 {
-		return staging, nil
+		return staging, nil, nil
 	}
 	pipe := s.client.Pipeline()
-	for i := 0; i < len(lines); i += stagingChunk {
-		chunk := lines[i:min(i+stagingChunk, len(lines))]
-		values := make([]any, len(chunk))
-		for j, line := range chunk {
+	ids := make([]any, 0, len(lines)/chunkLines+1)
+	chunks := make([]string, 0, cap(ids))
+	for i := 0; i < len(lines); i += chunkLines {
+		id := tag + "." + strconv.Itoa(len(ids))
+		key := k.chunk(id)
+		part := lines[i:min(i+chunkLines, len(lines))]
+		values := make([]any, len(part))
+		for j, line := range part {
 			values[j] = line
 		}
-		pipe.RPush(ctx, staging, values...)
-		if i == 0 {
-			pipe.Expire(ctx, staging, stagingTTL)
-		}
+		pipe.RPush(ctx, key, values...)
+		pipe.Expire(ctx, key, stagingTTL)
+		ids, chunks = append(ids, id), append(chunks, key)
 	}
+	pipe.RPush(ctx, staging, ids...)
+	pipe.Expire(ctx, staging, stagingTTL)
 	if _, err := pipe.Exec(ctx); err != nil {
-		s.dropStaging(staging)
-		return "", s.failure(err)
+		s.dropStaging(staging, chunks)
+		return "", nil, s.failure(err)
 	}
-	return staging, nil
+	return staging, chunks, nil
 }
 
-// dropStaging deletes a staging list that no script will move in, so that a failed LOAD does not
-// hold its lines (and a full Redis) until the list expires.
-func (s *Store) dropStaging(key string) {
+// dropStagingScript deletes an upload that no script took: its directory, its last chunk and
+// some others (KEYS) when the directory still expires, which a script that took it stopped (or
+// renamed it). Replies 1 when it deleted them: the other chunks can go then, since no script
+// takes an upload whose directory or last chunk is missing (staged).
+var dropStagingScript = goredis.NewScript(`
+if redis.call('PTTL', KEYS[1]) < 0 then return 0 end
+for i = 1, #KEYS, 1000 do redis.call('UNLINK', unpack(KEYS, i, math.min(i + 999, #KEYS))) end
+return 1
+`)
+
+// dropStaging deletes an upload (its directory and chunks) unless a script took it, so that a
+// failed LOAD does not hold its lines (and a full Redis) until they expire. The first step is
+// atomic with respect to the scripts; the chunks left are then no script's.
+func (s *Store) dropStaging(staging string, chunks []string) {
+	if len(chunks) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
 	defer cancel()
-	_ = s.client.Del(ctx, key).Err()
+	const batch = 256
+	first := append([]string{staging, chunks[len(chunks)-1]}, chunks[:min(batch, len(chunks)-1)]...)
+	if n, err := dropStagingScript.Run(ctx, s.client, first).Int(); err != nil || n == 0 {
+		return
+	}
+	pipe := s.client.Pipeline()
+	for i := batch; i < len(chunks)-1; i += batch {
+		pipe.Unlink(ctx, chunks[i:min(i+batch, len(chunks)-1)]...)
+	}
+	_, _ = pipe.Exec(ctx)
 }
 
-// Lines implements store.Store.
+// Lines implements store.Store. A list of one chunk is copied in one step; a longer one a chunk
+// at a time (the head in pages of maxPage lines, then chunksPerRead chunks a round trip), so that
+// no command holds Redis for the whole list: a copy of a list that changes meanwhile is the
+// chunks as each was when it was read.
 func (s *Store) Lines(ctx context.Context, name string) ([]string, error) {
 	k := s.keysOf(name)
 	reply, err := s.runList(ctx, linesScript, k, nil, nil, false)
 	if err != nil {
 		return nil, err
 	}
-	if status(reply) == 1 {
+	switch status(reply) {
+	case 0:
+		return lines(reply[1]), nil
+	case 1:
 		return nil, store.ErrNotLoaded
 	}
-	return lines(reply[1]), nil
+	var all []string
+	for start := int64(0); ; start += maxPage {
+		page, err := s.cmd.LRange(ctx, k.list, start, start+maxPage-1).Result()
+		if err != nil {
+			return nil, s.failure(err)
+		}
+		all = append(all, page...)
+		if len(page) < maxPage {
+			break
+		}
+	}
+	for from := int64(0); ; from += chunksPerRead {
+		ids, pages, err := s.readChunks(ctx, k, from, chunksPerRead)
+		if err != nil {
+			return nil, err
+		}
+		for _, page := range pages {
+			all = append(all, page...)
+		}
+		if len(ids) < chunksPerRead {
+			return all, nil
+		}
+	}
 }
 
-// Page implements store.Store: LLEN and LRANGE in one script of the list's slot, so that the
-// length and the page are of the same moment.
+// Page implements store.Store: the length and the page in one script of the list's slot, so
+// that they are of the same moment, unless the list has so many chunks before the page that the
+// script walks past them in several steps (scriptView).
 func (s *Store) Page(ctx context.Context, name string, offset, n int) ([]string, int, error) {
 	if err := store.CheckPage(offset, n); err != nil {
 		return nil, 0, err
 	}
 	k := s.keysOf(name)
-	reply, err := s.runList(ctx, viewScript, k, nil, nil, false, n, offset)
-	if err != nil {
-		return nil, 0, err
+	var chunk, base any = -1, 0
+	for {
+		reply, err := s.runList(ctx, viewScript, k, nil, nil, false, n, offset, chunk, base)
+		if err != nil {
+			return nil, 0, err
+		}
+		switch status(reply) {
+		case 1:
+			return nil, 0, store.ErrNotLoaded
+		case 2:
+			chunk, base = reply[2], reply[3]
+			continue
+		}
+		length, _ := reply[1].(int64)
+		return lines(reply[2]), int(length), nil
 	}
-	if status(reply) == 1 {
-		return nil, 0, store.ErrNotLoaded
-	}
-	length, _ := reply[1].(int64)
-	return lines(reply[2]), int(length), nil
 }
 
 // Reset implements store.Store.
@@ -820,27 +991,30 @@ func (s *Store) Reset(ctx context.Context, name string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	s.tidy(ctx, name)
 	return status(reply) == 1, nil
 }
 
-// Lists implements store.Store: the registry's names, then each list's length and digest in one
-// pipeline (per shard on Cluster).
+// Lists implements store.Store: the registry's names, read with SSCAN a page at a time, then
+// each list's length and counters in pipelines of as many commands (per shard on Cluster): every
+// command is O(1) or a page, whatever the number of lists.
 func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
-	names, err := s.cmd.SMembers(ctx, s.registry()).Result()
+	names, err := s.listNames(ctx)
 	if err != nil {
-		return nil, s.failure(err)
+		return nil, err
 	}
 	s.lists.Store(int64(len(names)))
 	slices.Sort(names)
-	pipe := s.client.Pipeline()
-	lengths := make([]*goredis.IntCmd, len(names))
-	metas := make([]*goredis.SliceCmd, len(names))
-	for i, name := range names {
-		k := s.keysOf(name)
-		lengths[i] = pipe.LLen(ctx, k.list)
-		metas[i] = pipe.HMGet(ctx, k.meta, "digest", "leased", "returned", "deadLettered")
-	}
-	if len(names) > 0 {
+	infos := make([]store.ListInfo, 0, len(names))
+	for page := range slices.Chunk(names, registryPage) {
+		pipe := s.client.Pipeline()
+		heads := make([]*goredis.IntCmd, len(page))
+		metas := make([]*goredis.SliceCmd, len(page))
+		for i, name := range page {
+			k := s.keysOf(name)
+			heads[i] = pipe.LLen(ctx, k.list)
+			metas[i] = pipe.HMGet(ctx, k.meta, "digest", "leased", "returned", "deadLettered", "rest")
+		}
 		// A key of the wrong type fails its own command only: the list is shown with what could
 		// be read. Anything else (the connection) fails the whole answer.
 		_, err := pipe.Exec(ctx)
@@ -848,22 +1022,44 @@ func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
 		if err != nil && !errors.Is(err, goredis.Nil) && !errors.As(err, &reply) {
 			return nil, s.failure(err)
 		}
-	}
-	infos := make([]store.ListInfo, len(names))
-	for i, name := range names {
-		meta := make([]string, 4)
-		for j, v := range metas[i].Val() {
-			meta[j], _ = v.(string)
-		}
-		leased, _ := strconv.Atoi(meta[1])
-		returned, _ := strconv.ParseInt(meta[2], 10, 64)
-		dead, _ := strconv.ParseInt(meta[3], 10, 64)
-		infos[i] = store.ListInfo{
-			Name: name, Length: int(lengths[i].Val()), Digest: meta[0],
-			Leased: leased, Returned: returned, DeadLettered: dead,
+		for i, name := range page {
+			meta := make([]string, 5)
+			for j, v := range metas[i].Val() {
+				meta[j], _ = v.(string)
+			}
+			leased, _ := strconv.Atoi(meta[1])
+			returned, _ := strconv.ParseInt(meta[2], 10, 64)
+			dead, _ := strconv.ParseInt(meta[3], 10, 64)
+			rest, _ := strconv.Atoi(meta[4])
+			infos = append(infos, store.ListInfo{
+				Name: name, Length: int(heads[i].Val()) + rest, Digest: meta[0],
+				Leased: leased, Returned: returned, DeadLettered: dead,
+			})
 		}
 	}
 	return infos, nil
+}
+
+// registryPage is how many names an SSCAN of the registry asks for, and how many lists' commands
+// go in one pipeline.
+const registryPage = 1000
+
+// listNames reads the registry with SSCAN, a page at a time.
+func (s *Store) listNames(ctx context.Context) ([]string, error) {
+	var names []string
+	for cursor := uint64(0); ; {
+		page, next, err := s.cmd.SScan(ctx, s.registry(), cursor, "", registryPage).Result()
+		if err != nil {
+			return nil, s.failure(err)
+		}
+		names = append(names, page...)
+		if cursor = next; cursor == 0 {
+			break
+		}
+	}
+	// SSCAN may give a name more than once.
+	slices.Sort(names)
+	return slices.Compact(names), nil
 }
 
 func flag(b bool) string {

@@ -12,21 +12,40 @@ import (
 // does not undo a script's earlier writes when a later command fails, so a key of the wrong type
 // (someone SET a string where a list lives) must stop it first.
 //
-// KEYS are a list's keys (keys.go): KEYS[1] the list, KEYS[2] its meta hash (field "created" marks
-// that the list exists, since Redis deletes an empty LIST key; "digest" is store.ListInfo.Digest;
-// "indexed" says the unique index KEYS[3] is kept; "leased", "returned" and "deadLettered" are
-// the lease counters of store.ListInfo; "due" and "deadClaim" are the lease scripts'), KEYS[3]
-// the unique index (line -> count), KEYS[4] to KEYS[8] the leases' keys (lease scripts, below),
-// KEYS[9] the key of the outcome of the client's store.Request, KEYS[10] when present a staging
-// list that a bulk change was uploaded into.
+// Redis runs one script at a time and every other client waits meanwhile, on a Redis the table
+// servers may share with other applications: no script's work grows with the list. Whatever
+// would (dropping a list's chunks, indexing a long list for UNIQUE, making uploaded chunks
+// permanent, forgetting a reloaded list's leases) is cut into bounded steps, each a script whose
+// intermediate state every other server reads correctly.
+//
+// Layout (keys.go). A list's lines are cut into chunks of at most chunkLines lines, each a Redis
+// LIST: the first chunk, the head, is the list's own key (KEYS[1]), so that a list of up to
+// chunkLines lines is one plain LIST; the others are <list>:c:<id>, in order, their ids listed in
+// the LIST <list>:chunks. The head is empty only when the list is. A RANDOM read picks a chunk,
+// then a line in it, and removes it with LSET and LREM within that chunk: its cost is bounded by
+// chunkLines, not by the list. The meta hash counts the lines of the chunks other than the head
+// ("rest"), so that a list's length is LLEN of the head plus rest, and numbers the chunks the
+// scripts make ("seq"). A chunk that RANDOM, FIND or a lease thinned below a quarter of
+// chunkLines is merged into a neighbour, so that chunks stay mostly full.
+//
+// KEYS are a list's keys (keys.go): KEYS[1] the list's head, KEYS[2] its meta hash (field
+// "created" marks that the list exists, since Redis deletes an empty LIST key; "digest" is
+// store.ListInfo.Digest; "indexed", "building", "epoch", "head" and "cursor" are the unique
+// index's; "leased", "returned" and "deadLettered" are the lease counters of store.ListInfo;
+// "due" and "deadClaim" are the lease scripts'), KEYS[3] the unique index (line -> count),
+// KEYS[4] to KEYS[8] the leases' keys (lease scripts, below), KEYS[9] the key of the outcome of
+// the client's store.Request, KEYS[10] when present the directory of chunks that a bulk change
+// was uploaded into (staging: a LIST of chunk ids, each chunk full but the last, all expiring
+// until a script adopts them) or a lease's index entry.
 //
 // Requests (store/request.go). ARGV[1] is the request's window in ms ("" for a change made under
-// no request) and ARGV[2] its fingerprint. The prelude takes KEYS[9], ARGV[1] and ARGV[2] off the
-// tables, so that each script's own keys and arguments start at KEYS[9] and ARGV[1], and answers
-// the outcome recorded for the request, if any, before the script does anything: the script's
-// own reply, as it was (recall). A script that makes its change replies through done, which
-// records that reply under the request in the same step. A failure that changes nothing is not
-// recorded.
+// no request), ARGV[2] its fingerprint, ARGV[3] the tombstone (what a removal from the middle of
+// a chunk overwrites its line with before LREM: random, per server, so that no line equals it).
+// The prelude takes KEYS[9] and these off the tables, so that each script's own keys and
+// arguments start at KEYS[9] and ARGV[1], and answers the outcome recorded for the request, if
+// any, before the script does anything: the script's own reply, as it was (recall). A script
+// that makes its change replies through done, which records that reply under the request in the
+// same step. A failure that changes nothing is not recorded.
 //
 // Replies are arrays whose first element is a status: 0 done, then the script's own codes. A
 // script that creates a list replies a second element, 1 while the list's name is not in the
@@ -34,6 +53,39 @@ import (
 // The last ARGV of a script that creates a list is "1" when the server last saw the registry at
 // --max-lists: the script then replies {4, 0} instead of creating a list that does not exist yet
 // (the registry is in another slot, so the script cannot count it itself).
+//
+// The unique index. It is built when a UNIQUE ADD first needs it, in bounded steps
+// (scriptIndex), and kept from then on by every change. While it is being built ("building" in
+// meta), the chunks it has counted are known by their ids: those above "building" (made since
+// it began; "all" when every chunk but the marked ones is counted) or marked "d" in
+// <list>:marks, less those marked "p" (chunks a LOAD brought in, to be counted); <list>:indexing
+// lists the chunks to count, and meta "head" names the chunk that became the head while it is
+// one still to count. Every change counts what it moves between counted and uncounted places: a
+// consumed line leaves the index if its chunk was counted, a line given to a lease or bound for
+// the dead letters enters it if it was not (the index counts lent lines: they may come back). A
+// lease records the index's "epoch" when its lines are counted. Meanwhile a UNIQUE ADD answers
+// {5}: the server runs the build's steps, then asks again.
+//
+// Chores. What a change leaves to do in bounded steps is queued in <list>:chores (cmsgpack of
+// kind, key, and the kind's own arguments): "drop" deletes the chunks whose ids a key lists (a
+// list reset or replaced), "keep" makes the chunks an upload made permanent (PERSIST), "unlease"
+// deletes the index entries of the leases of a hash that a RELOAD ended. The server that made the
+// change runs them at once (scriptChores); the expiry loop's visit (scriptExpire) runs what a
+// server that died left, the sweep finding the list by its chores.
+
+// chunkLines is the most lines a chunk holds; choreBudget how many chunks or lease entries a
+// chore step handles; indexBudget how many lines a step of the unique index's build counts;
+// expiryBatch how many leases a script gives back at most, the rest at the loop's next visit;
+// indexShards how many hashes the unique index is cut into; viewWalk how many chunks a step of
+// Page walks past.
+const (
+	chunkLines  = 512
+	choreBudget = 256
+	indexBudget = 512
+	expiryBatch = 64
+	indexShards = 32
+	viewWalk    = 2048
+)
 
 // recall answers the outcome recorded under request (a key), for a request whose window is not
 // "", with fingerprint: the reply recorded, or an STSREUSED error for another fingerprint.
@@ -58,10 +110,14 @@ return {}
 `
 
 // prelude is shared by every script of a list.
-const prelude = `
-local request, window, fingerprint = table.remove(KEYS, 9), table.remove(ARGV, 1), table.remove(ARGV, 1)
+var prelude = `
+local request, window, fingerprint, tomb = table.remove(KEYS, 9), table.remove(ARGV, 1), table.remove(ARGV, 1), table.remove(ARGV, 1)
 ` + recall + `
 local list, meta, counts, leases, expires, returns, ended, dead, staging = unpack(KEYS)
+local chunks, chores, todo, marks = list .. ':chunks', list .. ':chores', list .. ':indexing', list .. ':marks'
+local CHUNK = ` + strconv.Itoa(chunkLines) + `
+
+local function chunkKey(id) return list .. ':c:' .. id end
 
 -- done records reply as the outcome of the request, if any, and returns it.
 local function done(reply)
@@ -69,13 +125,13 @@ local function done(reply)
   return reply
 end
 
--- wrongType checks the list, its meta hash and its unique index, and the other keys the script
--- may write: each of its type, or none yet.
+-- wrongType checks the list, its meta hash, its unique index, its chunk directory and chores, and
+-- the other keys the script may write: each of its type, or none yet.
 local function wrongType(...)
-  local types = {[list] = 'list', [meta] = 'hash', [counts] = 'hash', [leases] = 'hash',
-    [expires] = 'zset', [returns] = 'hash', [ended] = 'zset', [dead] = 'list'}
+  local types = {[list] = 'list', [meta] = 'hash', [counts] = 'hash', [leases] = 'hash', [chunks] = 'list',
+    [chores] = 'list', [expires] = 'zset', [returns] = 'hash', [ended] = 'zset', [dead] = 'list'}
   if staging then types[staging] = 'list' end
-  for _, key in ipairs({list, meta, counts, ...}) do
+  for _, key in ipairs({list, meta, counts, chunks, chores, ...}) do
     local t, want = redis.call('TYPE', key)['ok'], types[key]
     if t ~= want and t ~= 'none' then
       return redis.error_reply('WRONGTYPE the key ' .. key .. ' holds a ' .. t .. ', not a ' .. want .. ': sts changes nothing in it')
@@ -101,42 +157,13 @@ local function noRoom()
   return ARGV[#ARGV] == '1' and not exists()
 end
 
-local function indexed()
-  return redis.call('HEXISTS', meta, 'indexed') == 1
-end
-
 -- lent is how many lines the list lent (under leases, or on their way to the dead letters): they
 -- may come back at any time, so its line limit counts them.
 local function lent()
   return tonumber(redis.call('HGET', meta, 'leased')) or 0
 end
 
--- unstaged is the reply {code, second} of a bulk change that is not made: its staged lines go.
-local function unstaged(code, second)
-  redis.call('DEL', staging)
-  return {code, second or 0}
-end
-
--- unindex takes removed lines out of the unique index, or drops the index with the last line
--- the list holds.
-local function unindex(lines)
-  if not indexed() then return end
-  if redis.call('LLEN', list) == 0 and redis.call('HLEN', leases) == 0 and redis.call('LLEN', dead) == 0 then
-    redis.call('DEL', counts)
-    redis.call('HDEL', meta, 'indexed')
-    return
-  end
-  for _, l in ipairs(lines) do
-    if redis.call('HINCRBY', counts, l, -1) <= 0 then redis.call('HDEL', counts, l) end
-  end
-end
-
-local function reindex(lines)
-  if not indexed() then return end
-  for _, l in ipairs(lines) do redis.call('HINCRBY', counts, l, 1) end
-end
-
--- push adds lines in chunks (unpack is bounded by Lua's C stack): RPUSH appends them in order,
+-- push adds lines in batches (unpack is bounded by Lua's C stack): RPUSH appends them in order,
 -- LPUSH puts them at the front in reverse order.
 local function push(cmd, key, lines)
   for i = 1, #lines, 1000 do
@@ -144,52 +171,560 @@ local function push(cmd, key, lines)
   end
 end
 
--- consumed forgets lines taken for good: the unique index no longer counts them, and their
--- returns (lease scripts) are forgotten, so that a line added again later starts its count afresh.
-local function consumed(lines)
-  unindex(lines)
-  if redis.call('EXISTS', returns) == 0 then return end
-  for i = 1, #lines, 1000 do
-    redis.call('HDEL', returns, unpack(lines, i, math.min(i + 999, #lines)))
+local function reversed(lines)
+  local r = {}
+  for i = #lines, 1, -1 do r[#r + 1] = lines[i] end
+  return r
+end
+
+-- chore queues a task of the housekeeping (see above).
+local function chore(...)
+  redis.call('RPUSH', chores, cmsgpack.pack(...))
+end
+
+-- The unique index: its state ('none', 'building' or 'indexed'), read once; since is the
+-- building's threshold (nil for "all"); epoch the index's.
+local state, since, epoch
+local function readIndex()
+  if state then return end
+  local v = redis.call('HMGET', meta, 'indexed', 'building', 'epoch')
+  epoch = tonumber(v[3]) or 0
+  if v[1] then
+    state = 'indexed'
+  elseif v[2] then
+    state, since = 'building', tonumber(v[2])
+  else
+    state = 'none'
   end
+end
+
+-- counted says whether the index counts the lines of chunk id (nil: the head).
+local function counted(id)
+  readIndex()
+  if state ~= 'building' then return state == 'indexed' end
+  if not id then
+    id = redis.call('HGET', meta, 'head')
+    if not id then return true end
+  end
+  local mark = redis.call('HGET', marks, id)
+  if mark then return mark == 'd' end
+  if not since then return true end
+  local n = tonumber(id)
+  return n ~= nil and n > since
+end
+
+-- leaseCounted says whether the index counts the lines of a lease whose entry recorded epoch e
+-- (nil: written before epochs, by a server whose index counted every lease).
+local function leaseCounted(e)
+  readIndex()
+  if state == 'none' then return false end
+  if e == nil then return state == 'indexed' or since == nil end
+  return e == epoch
+end
+
+-- shard is the hash of the unique index that counts line: the index is cut into SHARDS hashes,
+-- by a few of the line's bytes, since a hash table that doubles reallocates its whole table in
+-- one command (8 MB at a million lines): each shard's is SHARDS times smaller.
+local SHARDS = ` + strconv.Itoa(indexShards) + `
+local shards = {}
+for i = 0, SHARDS - 1 do shards[i] = counts .. ':' .. i end
+local function shard(l)
+  local a, b, c, d = string.byte(l, 1, 4)
+  local e, f, g, h = string.byte(l, -4, -1)
+  local x = 7 * #l + (a or 0) + 3 * (b or 0) + 5 * (c or 0) + 7 * (d or 0)
+    + 11 * (e or 0) + 13 * (f or 0) + 17 * (g or 0) + 19 * (h or 0)
+  return shards[x % SHARDS]
+end
+
+local function indexed(line)
+  return (tonumber(redis.call('HGET', shard(line), line)) or 0) > 0
+end
+
+-- startIndex makes each shard a hash table from its first line: a new hash is a listpack, in
+-- which each field costs a scan of the others (up to hash-max-listpack-entries, 512 by default),
+-- and a step of the build writes to every shard. A field longer than hash-max-listpack-value,
+-- counting 0 (which is no line's count), makes it a hash table for good.
+local function startIndex()
+  local field = '\0sts: keeps this shard a hash table\0' .. string.rep('.', 64)
+  for i = 0, SHARDS - 1 do redis.call('HSET', shards[i], field, 0) end
+end
+
+-- count adds delta to the count of each of lines: one HINCRBY a line for a few, and for more
+-- (a chunk the build counts) their counts read and written back a shard at a time, which costs
+-- Redis a third of as many HINCRBYs.
+local function count(lines, delta)
+  if #lines <= 8 then
+    for _, l in ipairs(lines) do
+      local key = shard(l)
+      if redis.call('HINCRBY', key, l, delta) <= 0 then redis.call('HDEL', key, l) end
+    end
+    return
+  end
+  local by, groups = {}, {}
+  for _, l in ipairs(lines) do
+    if by[l] then
+      by[l] = by[l] + delta
+    else
+      by[l] = delta
+      local key = shard(l)
+      local group = groups[key]
+      if not group then
+        group = {}
+        groups[key] = group
+      end
+      group[#group + 1] = l
+    end
+  end
+  for key, group in pairs(groups) do
+    local set, gone = {}, {}
+    for j, n in ipairs(redis.call('HMGET', key, unpack(group))) do
+      local l = group[j]
+      local c = (tonumber(n) or 0) + by[l]
+      if c > 0 then
+        set[#set + 1] = l
+        set[#set + 1] = c
+      else
+        gone[#gone + 1] = l
+      end
+    end
+    if #set > 0 then redis.call('HSET', key, unpack(set)) end
+    if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
+  end
+end
+
+-- left counts lines that left chunk id: consumed, or lent (lent lines are counted).
+local function left(lines, id, lend)
+  readIndex()
+  if state == 'none' then return end
+  local c = counted(id)
+  if c and not lend then count(lines, -1) elseif lend and not c then count(lines, 1) end
+end
+
+-- arrived counts lines that arrived in chunk id, counted before (a lease's) or not (new ones).
+local function arrived(lines, id, was)
+  readIndex()
+  if state == 'none' then return end
+  local c = counted(id)
+  if c and not was then count(lines, 1) elseif was and not c then count(lines, -1) end
+end
+
+-- dropIndex forgets the unique index, built or being built.
+local function dropIndex()
+  redis.call('UNLINK', counts, todo, marks, unpack(shards, 0, SHARDS - 1))
+  redis.call('HDEL', meta, 'indexed', 'building', 'head', 'cursor')
+  state, since = 'none', nil
+end
+
+-- The chunks. rest is meta's "rest", read once.
+local rest
+local function restOf()
+  if not rest then rest = tonumber(redis.call('HGET', meta, 'rest')) or 0 end
+  return rest
+end
+local function addRest(n)
+  if n ~= 0 then rest = redis.call('HINCRBY', meta, 'rest', n) end
+end
+
+local function length()
+  return redis.call('LLEN', list) + restOf()
+end
+
+local function newChunk()
+  return tostring(redis.call('HINCRBY', meta, 'seq', 1))
+end
+
+-- demote makes the head the first chunk of the directory, leaving the head empty.
+local function demote()
+  local size = redis.call('LLEN', list)
+  if size == 0 then return end
+  readIndex()
+  local id
+  if state == 'building' then
+    id = redis.call('HGET', meta, 'head')
+    if id then redis.call('HDEL', meta, 'head') end
+  end
+  id = id or newChunk()
+  redis.call('RENAME', list, chunkKey(id))
+  redis.call('LPUSH', chunks, id)
+  addRest(size)
+end
+
+-- promote makes the first chunk of the directory the head, which is empty; false when there is
+-- none. A chunk an upload made may still expire: the head never does.
+local function promote()
+  while true do
+    local id = redis.call('LPOP', chunks)
+    if not id then return false end
+    local key = chunkKey(id)
+    local size = redis.call('LLEN', key)
+    if size > 0 then
+      redis.call('RENAME', key, list)
+      redis.call('PERSIST', list)
+      addRest(-size)
+      readIndex()
+      if state == 'building' then
+        if counted(id) then redis.call('HDEL', meta, 'head') else redis.call('HSET', meta, 'head', id) end
+      end
+      return true
+    end
+  end
+end
+
+-- last is the last chunk: its id (nil for the head) and key.
+local function last()
+  local id = redis.call('LINDEX', chunks, -1)
+  if id then return id, chunkKey(id) end
+  return nil, list
+end
+
+-- popFront removes up to n lines from the front and returns them, in order; lend: they go to a
+-- lease.
+local function popFront(n, lend)
+  local out = {}
+  while #out < n do
+    local got = redis.call('LPOP', list, n - #out)
+    if got then
+      left(got, nil, lend)
+      for _, l in ipairs(got) do out[#out + 1] = l end
+    end
+    if redis.call('EXISTS', list) == 0 and not promote() then break end
+  end
+  return out
+end
+
+-- popBack removes up to n lines from the end and returns them, the last first.
+local function popBack(n, lend)
+  local out = {}
+  while #out < n do
+    local id, key = last()
+    local got = redis.call('RPOP', key, n - #out)
+    if got then
+      if id then addRest(-#got) end
+      left(got, id, lend)
+      for _, l in ipairs(got) do out[#out + 1] = l end
+    elseif not id then
+      break
+    end
+    if id and redis.call('EXISTS', key) == 0 then redis.call('RPOP', chunks) end
+  end
+  return out
+end
+
+-- pushBack appends lines in order; was: the index counted them (a lease's).
+local function pushBack(lines, was)
+  local i = 1
+  while i <= #lines do
+    local id, key = last()
+    local room = CHUNK - redis.call('LLEN', key)
+    if room <= 0 then
+      id = newChunk()
+      redis.call('RPUSH', chunks, id)
+      key, room = chunkKey(id), CHUNK
+    end
+    local part = {unpack(lines, i, math.min(i + room - 1, #lines))}
+    redis.call('RPUSH', key, unpack(part))
+    if id then addRest(#part) end
+    arrived(part, id, was)
+    i = i + #part
+  end
+end
+
+-- pushFront puts lines at the front, in order (the first of them first).
+local function pushFront(lines, was)
+  local i = #lines
+  while i >= 1 do
+    local room = CHUNK - redis.call('LLEN', list)
+    if room <= 0 then
+      demote()
+      room = CHUNK
+    end
+    local part = {}
+    for j = i, math.max(1, i - room + 1), -1 do part[#part + 1] = lines[j] end
+    redis.call('LPUSH', list, unpack(part))
+    arrived(part, nil, was)
+    i = i - #part
+  end
+end
+
+-- settle merges chunk id, which a removal left with size lines, into the chunk before it (the
+-- head when it is the first) or after it, when it is under a quarter full and one has room: a
+-- list whose middle RANDOM thinned keeps chunks that are mostly full, which RANDOM's pick counts
+-- on. Not while the index is being built, which counts chunk by chunk.
+local function settle(id, size)
+  if size * 4 >= CHUNK then return end
+  readIndex()
+  if state == 'building' then return end
+  local pos = redis.call('LPOS', chunks, id)
+  if not pos then return end
+  local key = chunkKey(id)
+  local before = list
+  if pos > 0 then before = chunkKey(redis.call('LINDEX', chunks, pos - 1)) end
+  if redis.call('LLEN', before) + size <= CHUNK then
+    push('RPUSH', before, redis.call('LRANGE', key, 0, -1))
+    if pos == 0 then addRest(-size) end
+  else
+    local after = redis.call('LINDEX', chunks, pos + 1)
+    if not after or redis.call('LLEN', chunkKey(after)) + size > CHUNK then return end
+    push('LPUSH', chunkKey(after), reversed(redis.call('LRANGE', key, 0, -1)))
+  end
+  redis.call('DEL', key)
+  redis.call('LREM', chunks, 1, id)
+end
+
+-- removeAt removes the line at index idx of chunk id (nil: the head; key its key, size its
+-- length) and returns it; lend: it goes to a lease. The line is overwritten with the tombstone,
+-- which LREM removes from the nearer end of the chunk.
+local function removeAt(id, key, idx, size, lend)
+  local line
+  if idx == 0 then
+    line = redis.call('LPOP', key)
+  elseif idx == size - 1 then
+    line = redis.call('RPOP', key)
+  else
+    line = redis.call('LINDEX', key, idx)
+    redis.call('LSET', key, idx, tomb)
+    if idx < size / 2 then redis.call('LREM', key, 1, tomb) else redis.call('LREM', key, -1, tomb) end
+  end
+  if id then addRest(-1) end
+  left({line}, id, lend)
+  if size > 1 then
+    if id then settle(id, size - 1) end
+  elseif id then
+    redis.call('LREM', chunks, 1, id)
+  else
+    promote()
+  end
+  return line
+end
+
+-- random returns a generator of numbers in [0, 1) seeded by f in [0, 1) (Park-Miller): the
+-- server draws f, since a script's own random numbers are the same at every call.
+local function random(f)
+  local x = math.floor(f * 2147483646) + 1
+  return function()
+    x = (x * 48271) % 2147483647
+    return (x - 1) / 2147483646
+  end
+end
+
+-- seek finds position pos (0 is the front, below the length): the chunk's index in the
+-- directory (-1: the head), its key and the position in it, walking from the nearer end.
+local function seek(pos)
+  local size = redis.call('LLEN', list)
+  if pos < size then return -1, list, pos end
+  pos = pos - size
+  local k, total = redis.call('LLEN', chunks), restOf()
+  if pos < total / 2 then
+    for from = 0, k - 1, 256 do
+      for i, id in ipairs(redis.call('LRANGE', chunks, from, from + 255)) do
+        local s = redis.call('LLEN', chunkKey(id))
+        if pos < s then return from + i - 1, chunkKey(id), pos end
+        pos = pos - s
+      end
+    end
+  else
+    local back = total - pos
+    for to = k - 1, 0, -256 do
+      local from = math.max(0, to - 255)
+      local ids = redis.call('LRANGE', chunks, from, to)
+      for i = #ids, 1, -1 do
+        local s = redis.call('LLEN', chunkKey(ids[i]))
+        if back <= s then return from + i - 1, chunkKey(ids[i]), s - back end
+        back = back - s
+      end
+    end
+  end
+  return nil
+end
+
+-- removeRandom removes a line drawn uniformly, with rand, and returns it. A chunk is drawn
+-- uniformly, then kept with the probability of its size over a bound of every chunk's size, and
+-- a line drawn in it: every line is as likely, and with chunks mostly full a draw or two do.
+local function removeRandom(rand, lend)
+  local k = redis.call('LLEN', chunks)
+  local size = redis.call('LLEN', list)
+  if k == 0 then return removeAt(nil, list, math.floor(rand() * size), size, lend) end
+  -- A list of an earlier version may hold more than CHUNK lines in its head, which ADDs at the
+  -- front then make the first chunk, or in its last chunk.
+  local bound = math.max(CHUNK, size, redis.call('LLEN', chunkKey(redis.call('LINDEX', chunks, 0))),
+    redis.call('LLEN', chunkKey(redis.call('LINDEX', chunks, -1))))
+  for _ = 1, 64 do
+    local c = math.floor(rand() * (k + 1))
+    local id, key, s = nil, list, size
+    if c > 0 then
+      id = redis.call('LINDEX', chunks, c - 1)
+      key = chunkKey(id)
+      s = redis.call('LLEN', key)
+    end
+    if rand() * bound < s then return removeAt(id, key, math.floor(rand() * s), s, lend) end
+  end
+  -- Sixty-four draws all missed (chunks nearly empty): the exact position, by a walk.
+  local c, key, at = seek(math.floor(rand() * length()))
+  local id = nil
+  if c >= 0 then id = redis.call('LINDEX', chunks, c) end
+  return removeAt(id, key, at, redis.call('LLEN', key), lend)
 end
 
 -- pick removes n lines one after the other at pos (F, L, or R with the fractions ARGV[from] to
 -- ARGV[from + n - 1]) and returns them; or nil, then 1 (not loaded), 2 (empty) or 3 and the
--- list's length (too short).
-local function pick(pos, n, tomb, from)
+-- list's length (too short). lend: they go to a lease.
+local function pick(pos, n, from, lend)
   if not exists() then return nil, 1 end
-  local size = redis.call('LLEN', list)
+  local size = length()
   if size == 0 then return nil, 2 end
   if n > size then return nil, 3, size end
-  if pos == 'F' then return redis.call('LPOP', list, n) end
-  if pos == 'L' then return redis.call('RPOP', list, n) end
+  if pos == 'F' then return popFront(n, lend) end
+  if pos == 'L' then return popBack(n, lend) end
   local picked = {}
-  for i = 1, n do
-    local len = size - i + 1
-    local idx = math.floor(tonumber(ARGV[from + i - 1]) * len)
-    if idx >= len then idx = len - 1 end
-    if idx == 0 then
-      picked[i] = redis.call('LPOP', list)
-    elseif idx == len - 1 then
-      picked[i] = redis.call('RPOP', list)
-    else
-      picked[i] = redis.call('LINDEX', list, idx)
-      redis.call('LSET', list, idx, tomb)
-      if idx < len / 2 then redis.call('LREM', list, 1, tomb) else redis.call('LREM', list, -1, tomb) end
-    end
-  end
+  for i = 1, n do picked[i] = removeRandom(random(tonumber(ARGV[from + i - 1])), lend) end
   return picked
 end
 
--- remove takes out the line that FIND's scan chose, if it is still among the first within lines
--- (lines come and go at the ends, so it can only have moved by what was added at the front), and
--- says whether it did. Otherwise another server took it, or moved it to the end with KEEP: the
--- scan goes on to its next hit, instead of LREM walking the whole list to the moved copy.
-local function remove(line, within)
-  if not redis.call('LPOS', list, line, 'MAXLEN', within) then return false end
-  redis.call('LREM', list, 1, line)
-  return true
+-- take removes line from chunk id ('' for the head), where FIND's scan saw it at index hint, and
+-- returns whether it did. Lines come and go at the ends, so it looks from the chunk's front to a
+-- little past hint; and a chunk may have become the head meanwhile. Otherwise another server
+-- took it, or moved it: the scan goes on to its next hit.
+local function take(line, id, hint, lend)
+  local within = hint + 1 + ` + strconv.Itoa(takeSlack) + `
+  local keys = {list}
+  if id ~= '' then keys = {chunkKey(id), list} end
+  for _, key in ipairs(keys) do
+    local idx = redis.call('LPOS', key, line, 'MAXLEN', within)
+    if idx then
+      if key == list then id = nil end
+      removeAt(id, key, idx, redis.call('LLEN', key), lend)
+      return true
+    end
+  end
+  return false
+end
+
+-- emptied forgets the unique index with the last line the list holds, lent ones included.
+local function emptied()
+  readIndex()
+  if state ~= 'none' and length() == 0 and lent() == 0 then dropIndex() end
+end
+
+-- consumed forgets lines taken for good: their returns (lease scripts) are forgotten, so that a
+-- line added again later starts its count afresh. The index forgot them as they left.
+local function consumed(lines)
+  emptied()
+  if redis.call('EXISTS', returns) == 0 then return end
+  push('HDEL', returns, lines)
+end
+
+-- staged says whether the n lines of an upload are all in the chunks KEYS[10] lists: as many
+-- chunks, the last with the rest. An upload writes the directory last, and Redis applies a
+-- connection's writes in order, on its replicas too: a directory that arrived whole after a
+-- failover tells that every chunk before it did.
+local function staged(n)
+  local k = math.ceil(n / CHUNK)
+  if redis.call('LLEN', staging) ~= k then return false end
+  if k == 0 then return true end
+  return redis.call('LLEN', chunkKey(redis.call('LINDEX', staging, -1))) == n - (k - 1) * CHUNK
+end
+
+-- discard empties the list: its chunks go with the chores.
+local function discard()
+  if redis.call('EXISTS', chunks) == 1 then
+    local trash = list .. ':trash:' .. newChunk()
+    redis.call('RENAME', chunks, trash)
+    chore('drop', trash)
+  end
+  redis.call('UNLINK', list)
+  redis.call('HDEL', meta, 'rest')
+  rest = 0
+end
+
+-- install makes the n lines staged the list's (empty until then): the first chunk becomes the
+-- head, the staging directory the chunk directory, and the chores make the chunks permanent.
+local function install(n)
+  if n == 0 then return end
+  local first = redis.call('LPOP', staging)
+  redis.call('RENAME', chunkKey(first), list)
+  redis.call('PERSIST', list)
+  if redis.call('EXISTS', staging) == 1 then
+    local keep = list .. ':keep:' .. newChunk()
+    redis.call('COPY', staging, keep)
+    redis.call('RENAME', staging, chunks)
+    redis.call('PERSIST', chunks)
+    chore('keep', keep)
+  end
+  addRest(n - redis.call('LLEN', list))
+end
+
+-- splice puts the n lines staged at the front (F) or the end (L), in their order: one chunk's
+-- lines join the end chunks as ADDs would; more chunks join the directory as they are, to be
+-- counted by the index's build if the list has an index.
+local function splice(n, pos)
+  if n == 0 then return end
+  local ids = redis.call('LRANGE', staging, 0, -1)
+  if n <= CHUNK then
+    local key = chunkKey(ids[1])
+    local lines = redis.call('LRANGE', key, 0, -1)
+    redis.call('UNLINK', key, staging)
+    if pos == 'F' then pushFront(lines, false) else pushBack(lines, false) end
+    return
+  end
+  readIndex()
+  if state ~= 'none' then
+    if state == 'indexed' then
+      redis.call('HSET', meta, 'building', 'all')
+      redis.call('HDEL', meta, 'indexed')
+      state, since = 'building', nil
+    end
+    for i = 1, #ids, 500 do
+      local m = {}
+      for j = i, math.min(i + 499, #ids) do
+        m[#m + 1] = ids[j]
+        m[#m + 1] = 'p'
+      end
+      redis.call('HSET', marks, unpack(m))
+    end
+    push('RPUSH', todo, ids)
+  end
+  if pos == 'F' then
+    demote()
+    push('LPUSH', chunks, reversed(ids))
+  else
+    push('RPUSH', chunks, ids)
+  end
+  addRest(n)
+  if redis.call('LLEN', list) == 0 then promote() end
+  redis.call('PERSIST', staging)
+  chore('keep', staging)
+end
+
+-- runChores does up to budget units of the chores, and says whether some are left.
+local function runChores(budget)
+  while budget > 0 do
+    local task = redis.call('LINDEX', chores, 0)
+    if not task then return false end
+    local kind, key, tag, entry = cmsgpack.unpack(task)
+    local n = math.min(budget, 200)
+    if kind == 'unlease' then
+      local ids = redis.call('HRANDFIELD', key, n)
+      for _, id in ipairs(ids) do
+        if id:sub(1, #tag) == tag then redis.call('DEL', entry .. id:sub(#tag + 1)) end
+      end
+      if #ids > 0 then redis.call('HDEL', key, unpack(ids)) end
+      budget = budget - math.max(#ids, 1)
+    else
+      local ids = redis.call('LPOP', key, n) or {}
+      local keys = {}
+      for i, id in ipairs(ids) do keys[i] = chunkKey(id) end
+      if #keys > 0 then
+        if kind == 'drop' then
+          redis.call('UNLINK', unpack(keys))
+        else
+          for _, k in ipairs(keys) do redis.call('PERSIST', k) end
+        end
+      end
+      budget = budget - math.max(#ids, 1)
+    end
+    if redis.call('EXISTS', key) == 0 then redis.call('LPOP', chores) end
+  end
+  return redis.call('EXISTS', chores) == 1
 end
 
 local function notify(channel, name)
@@ -197,190 +732,297 @@ local function notify(channel, name)
 end
 `
 
-// scriptRead is READ and READMULTI. ARGV: position (F, L or R), n, keep (1/0), the tombstone,
-// then for R n fractions in [0, 1) that pick the indexes (chosen by the server in Go, since a
-// script's own random numbers are the same on every call). Replies {0, lines}, {1} not loaded,
-// {2} empty, {3, size} too short.
-//
-// A RANDOM removal keeps the order of the rest, as the memory backend does: the picked line is
-// overwritten with the tombstone, which LREM then removes from the nearer end, so it costs the
-// distance to that end (compared in C, a few ns a line) rather than a copy of the list.
-const scriptRead = prelude + `
+// scriptRead is READ and READMULTI. ARGV: position (F, L or R), n, keep (1/0), then for R n
+// fractions in [0, 1) that seed the picks (chosen by the server in Go, since a script's own
+// random numbers are the same on every call). Replies {0, lines}, {1} not loaded, {2} empty,
+// {3, size} too short.
+var scriptRead = prelude + `
 local err = wrongType(returns, leases, dead)
 if err then return err end
-local picked, status, size = pick(ARGV[1], tonumber(ARGV[2]), ARGV[4], 5)
+local picked, status, size = pick(ARGV[1], tonumber(ARGV[2]), 4, false)
 if not picked then return {status, size} end
-if ARGV[3] == '1' then push('RPUSH', list, picked) else consumed(picked) end
+if ARGV[3] == '1' then pushBack(picked, false) else consumed(picked) end
 return done({0, picked})
 `
 
-// scriptPage is a page of FIND's scan. ARGV: start, stop. Replies {0, lines} or {1} not loaded.
-const scriptPage = prelude + `
+// scriptPage is the first page of FIND's scan: ARGV[1] lines of the head. Replies {0, lines} or
+// {1} not loaded.
+var scriptPage = prelude + `
 if not exists() then return {1} end
-return {0, redis.call('LRANGE', list, tonumber(ARGV[1]), tonumber(ARGV[2]))}
+return {0, redis.call('LRANGE', list, 0, tonumber(ARGV[1]) - 1)}
 `
 
-// scriptTake removes a line that FIND's scan chose (remove). ARGV: line, keep (1/0), how far from
-// the front to look. Replies {0, line} taken (a recalled outcome's line may be another than the
-// one this scan chose), {1} gone.
-const scriptTake = prelude + `
+// scriptTake removes a line that FIND's scan chose (take). ARGV: line, keep (1/0), the chunk's id
+// (empty for the head), the line's index in it. Replies {0, line} taken (a recalled outcome's line
+// may be another than the one this scan chose), {1} gone.
+var scriptTake = prelude + `
 local err = wrongType(returns, leases, dead)
 if err then return err end
 local line = ARGV[1]
-if not remove(line, tonumber(ARGV[3])) then return {1} end
-if ARGV[2] == '1' then redis.call('RPUSH', list, line) else consumed({line}) end
+if not take(line, ARGV[3], tonumber(ARGV[4]), false) then return {1} end
+if ARGV[2] == '1' then pushBack({line}, false) else consumed({line}) end
 return done({0, line})
 `
 
 // scriptAdd is ADD. ARGV: line, position (F or L), unique (1/0), the most lines a list may hold
 // (0 for no limit), the notification channel, the list's name, full. Replies {0, unregistered},
-// {1, unregistered} duplicate, {2, unregistered} list full, {4, 0} no room for a new list.
-const scriptAdd = prelude + `
+// {1, unregistered} duplicate, {2, unregistered} list full, {4, 0} no room for a new list, {5,
+// unregistered} the unique index is being built (scriptIndex): nothing done.
+var scriptAdd = prelude + `
 local err = wrongType(leases, dead)
 if err then return err end
 if noRoom() then return {4, 0} end
 local line = ARGV[1]
 local created = create()
 if ARGV[3] == '1' then
-  if not indexed() then
-    -- Lent lines count too: they may come back.
-    local all = redis.call('LRANGE', list, 0, -1)
-    for _, p in ipairs(redis.call('HVALS', leases)) do
-      local _, lines = cmsgpack.unpack(p)
-      for _, l in ipairs(lines) do all[#all + 1] = l end
-    end
-    for _, l in ipairs(redis.call('LRANGE', dead, 0, -1)) do all[#all + 1] = l end
-    for _, l in ipairs(all) do redis.call('HINCRBY', counts, l, 1) end
+  readIndex()
+  if state ~= 'indexed' then
+    if length() > 0 or lent() > 0 then return {5, created} end
+    -- Nothing to count: the index starts here.
+    dropIndex()
+    startIndex()
     redis.call('HSET', meta, 'indexed', '1')
+    state = 'indexed'
   end
-  if redis.call('HEXISTS', counts, line) == 1 then return {1, created} end
+  if indexed(line) then return {1, created} end
 end
 local max = tonumber(ARGV[4])
-if max > 0 and redis.call('LLEN', list) + lent() + 1 > max then return {2, created} end
-if ARGV[2] == 'F' then redis.call('LPUSH', list, line) else redis.call('RPUSH', list, line) end
-reindex({line})
+if max > 0 and length() + lent() + 1 > max then return {2, created} end
+if ARGV[2] == 'F' then pushFront({line}, false) else pushBack({line}, false) end
 notify(ARGV[5], ARGV[6])
 return done({0, created})
 `
 
+// scriptIndex is a step of the unique index's build: the first begins it (the head gets an id,
+// the directory is copied as the chunks to count, the head first, the lines on their way to the
+// dead letters are counted), each counts up to ARGV[1] lines (a chunk longer than that, from a
+// list of an earlier version, is cut first), then the leases of before the build, a few at a
+// time. Replies {0} built (or no list), {1} more to do, {2} the lines bound for the dead letters
+// are too many to count in a step: the server moves them first.
+var scriptIndex = prelude + `
+local err = wrongType(leases, dead)
+if err then return err end
+if not exists() then return {0} end
+local full = tonumber(ARGV[1])
+local budget = full
+readIndex()
+if state == 'indexed' then return {0} end
+if state == 'none' then
+  if redis.call('LLEN', dead) > budget then return {2} end
+  dropIndex()
+  startIndex()
+  epoch = redis.call('HINCRBY', meta, 'epoch', 1)
+  -- The head gets an id, to count it by, like the chunks of the directory.
+  local head
+  if redis.call('EXISTS', list) == 1 then head = newChunk() end
+  since = tonumber(redis.call('HGET', meta, 'seq')) or 0
+  if redis.call('EXISTS', chunks) == 1 then redis.call('COPY', chunks, todo) end
+  if head then
+    redis.call('LPUSH', todo, head)
+    redis.call('HSET', meta, 'head', head)
+  end
+  count(redis.call('LRANGE', dead, 0, -1), 1)
+  redis.call('HSET', meta, 'building', since)
+  state = 'building'
+end
+while budget > 0 do
+  local id = redis.call('LPOP', todo)
+  if not id then break end
+  if not counted(id) then
+    local atHead = redis.call('HGET', meta, 'head') == id
+    local key = chunkKey(id)
+    if atHead then key = list end
+    local size = redis.call('LLEN', key)
+    if size > budget and budget < full then
+      -- For the next step.
+      redis.call('LPUSH', todo, id)
+      break
+    end
+    if size > budget then
+      -- Longer than a step counts (a list of an earlier version): its first lines become a
+      -- chunk of their own, counted, in front of it.
+      local lines = redis.call('LPOP', key, budget)
+      count(lines, 1)
+      if atHead then
+        redis.call('RENAME', list, chunkKey(id))
+        redis.call('LPUSH', chunks, id)
+        addRest(size - #lines)
+        redis.call('RPUSH', list, unpack(lines))
+        redis.call('HDEL', meta, 'head')
+      else
+        local fresh = newChunk()
+        redis.call('RPUSH', chunkKey(fresh), unpack(lines))
+        redis.call('LINSERT', chunks, 'BEFORE', id, fresh)
+      end
+      redis.call('LPUSH', todo, id)
+      budget = 0
+    else
+      count(redis.call('LRANGE', key, 0, -1), 1)
+      redis.call('HSET', marks, id, 'd')
+      budget = budget - math.max(size, 1)
+    end
+  end
+end
+if redis.call('EXISTS', todo) == 1 then return {1} end
+if since then
+  -- The leases of before the build: their lines count too.
+  local scan = redis.call('HSCAN', leases, redis.call('HGET', meta, 'cursor') or '0', 'COUNT', 100)
+  local entries = scan[2]
+  for i = 1, #entries, 2 do
+    local max, lines, e, snap = cmsgpack.unpack(entries[i + 1])
+    if e ~= epoch then
+      count(lines, 1)
+      redis.call('HSET', leases, entries[i], cmsgpack.pack(max, lines, epoch, snap))
+    end
+  end
+  if scan[1] ~= '0' then
+    redis.call('HSET', meta, 'cursor', scan[1])
+    return {1}
+  end
+end
+redis.call('HSET', meta, 'indexed', '1')
+redis.call('HDEL', meta, 'building', 'head', 'cursor')
+redis.call('UNLINK', todo, marks)
+return {0}
+`
+
 // scriptEnsure creates an empty list. ARGV: full. Replies {0, unregistered}, {4, 0} no room for
 // a new list.
-const scriptEnsure = prelude + `
+var scriptEnsure = prelude + `
 local err = wrongType()
 if err then return err end
 if noRoom() then return {4, 0} end
 return {0, create()}
 `
 
-// scriptInsert is LOAD FIRST/LAST: the lines staged in KEYS[10] go to the front or the end, in
-// their order. ARGV: position (F or L), the most lines a list may hold, how many lines were
-// staged, the notification channel, the list's name, full. Replies {0, unregistered},
-// {2, unregistered} list full, {3, 0} the staged lines are not all there (lost in a failover,
-// or evicted): nothing is changed; {4, 0} no room for a new list.
-const scriptInsert = prelude + `
+// scriptInsert is LOAD FIRST/LAST: the lines staged in the chunks KEYS[10] lists go to the front
+// or the end, in their order (splice). ARGV: position (F or L), the most lines a list may hold,
+// how many lines were staged, the notification channel, the list's name, full. Replies {0,
+// unregistered}, {2, unregistered} list full, {3, 0} the staged lines are not all there (lost in
+// a failover): nothing is changed; {4, 0} no room for a new list. The server deletes what was
+// staged when the script did not take it.
+var scriptInsert = prelude + `
 local err = wrongType(staging)
 if err then return err end
-local n = redis.call('LLEN', staging)
-if n ~= tonumber(ARGV[3]) then
-  return unstaged(3)
-end
-if noRoom() then
-  return unstaged(4)
-end
+local n = tonumber(ARGV[3])
+if not staged(n) then return {3, 0} end
+if noRoom() then return {4, 0} end
 local created = create()
 local max = tonumber(ARGV[2])
-if max > 0 and redis.call('LLEN', list) + lent() + n > max then
-  return unstaged(2, created)
-end
-if n == 0 then return done({0, created}) end
-if indexed() then reindex(redis.call('LRANGE', staging, 0, -1)) end
-if ARGV[1] == 'F' then
-  for i = 1, n do redis.call('LMOVE', staging, list, 'RIGHT', 'LEFT') end
-else
-  for i = 1, n do redis.call('LMOVE', staging, list, 'LEFT', 'RIGHT') end
-end
-notify(ARGV[4], ARGV[5])
+if max > 0 and length() + lent() + n > max then return {2, created} end
+splice(n, ARGV[1])
+if n > 0 then notify(ARGV[4], ARGV[5]) end
 return done({0, created})
 `
 
 // scriptReplace is INITFILE, LOAD REPLACE and the startup loads: the list becomes the lines
-// staged in KEYS[10] (none staged: empty). ARGV: digest ("" for none), once (1: create the list
-// only if it does not exist: a startup's load), the most lines a list may hold, how many lines
-// were staged, the notification channel, the list's name, full. Replies {0, unregistered}, {1, 0,
+// staged (install; none staged: empty). ARGV: digest ("" for none), once (1: create the list only
+// if it does not exist: a startup's load), the most lines a list may hold, how many lines were
+// staged, the notification channel, the list's name, full. Replies {0, unregistered}, {1, 0,
 // digest} kept, {2, 0} list full, {3, 0} the staged lines are not all there: nothing is changed;
-// {4, 0} no room for a new list.
-const scriptReplace = prelude + `
+// {4, 0} no room for a new list. The returns go with the lines they counted (a lease keeps those
+// of its own lines).
+var scriptReplace = prelude + `
 local err = wrongType(returns, leases, staging)
 if err then return err end
 local digest = ARGV[1]
-if ARGV[2] == '1' and exists() then
-  redis.call('DEL', staging)
-  return {1, 0, redis.call('HGET', meta, 'digest') or ''}
-end
-local n = redis.call('LLEN', staging)
-if n ~= tonumber(ARGV[4]) then
-  return unstaged(3)
-end
+if ARGV[2] == '1' and exists() then return {1, 0, redis.call('HGET', meta, 'digest') or ''} end
+local n = tonumber(ARGV[4])
+if not staged(n) then return {3, 0} end
 local max = tonumber(ARGV[3])
-if max > 0 and n + lent() > max then
-  return unstaged(2)
-end
-if noRoom() then
-  return unstaged(4)
-end
+if max > 0 and n + lent() > max then return {2, 0} end
+if noRoom() then return {4, 0} end
 local created = create()
-if n > 0 then
-  redis.call('RENAME', staging, list)
-  redis.call('PERSIST', list)
-else
-  redis.call('DEL', list)
-end
-redis.call('DEL', counts)
-redis.call('HDEL', meta, 'indexed')
--- The returns go with the lines they counted, unless leases may still give some back.
-if redis.call('HLEN', leases) == 0 then redis.call('DEL', returns) end
+dropIndex()
+discard()
+install(n)
+redis.call('UNLINK', returns)
 if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', meta, 'digest', digest) end
 if n > 0 then notify(ARGV[5], ARGV[6]) end
 return done({0, created})
 `
 
 // scriptReset is RESET. Replies {1} emptied, {0} no such list.
-const scriptReset = prelude + `
+var scriptReset = prelude + `
 if not exists() then return {0} end
-local err = wrongType()
+local err = wrongType(returns)
 if err then return err end
-redis.call('DEL', list, counts)
-redis.call('HDEL', meta, 'indexed')
+dropIndex()
+discard()
+redis.call('UNLINK', returns)
 return done({1})
 `
 
+// scriptChores does a step of the list's chores (see above). ARGV: the budget. Replies {1} while
+// some are left, {0} when none is.
+var scriptChores = prelude + `
+local err = wrongType()
+if err then return err end
+if runChores(tonumber(ARGV[1])) then return {1} end
+return {0}
+`
+
 // scriptLength is LENGTH. Replies {length}, or {-1} when there is no such list.
-const scriptLength = prelude + `
+var scriptLength = prelude + `
 if not exists() then return {-1} end
 local err = wrongType()
 if err then return err end
-return {redis.call('LLEN', list)}
+return {length()}
 `
 
-// scriptLines is SAVE and EXPORT: one consistent copy. Replies {0, lines} or {1} not loaded.
-const scriptLines = prelude + `
+// scriptLines is SAVE and EXPORT of a list of one chunk: one consistent copy. Replies {0, lines},
+// {1} not loaded, or {2} when the list is longer: the server reads it chunk by chunk.
+var scriptLines = prelude + `
 if not exists() then return {1} end
 local err = wrongType()
 if err then return err end
+if redis.call('EXISTS', chunks) == 1 or redis.call('LLEN', list) > ` + strconv.Itoa(maxPage) + ` then return {2} end
 return {0, redis.call('LRANGE', list, 0, -1)}
 `
 
-// scriptView is Page, the web page's view of a list: ARGV[1] lines from index ARGV[2], and the
-// length, read in one step. Replies {0, length, lines} or {1} not loaded.
-const scriptView = prelude + `
+// scriptView is Page, the web page's view of a list: ARGV[1] lines from position ARGV[2], and the
+// length. It walks the chunks from chunk ARGV[3] of the directory (-1: the head first), which
+// starts at position ARGV[4], a bounded number of them: {0, length, lines} when it got there,
+// or {2, length, the chunk to walk on from, its position} for the server to call again (a list
+// of millions of lines, whose page then need not be of the same moment as its length). Replies
+// {1} not loaded.
+var scriptView = prelude + `
 if not exists() then return {1} end
 local err = wrongType()
 if err then return err end
-local n, first, page = tonumber(ARGV[1]), tonumber(ARGV[2]), {}
-local len = redis.call('LLEN', list)
+local n, first, c, base = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local len = length()
 -- Bounded by the length first: an offset or count near 2^63 is a float in Lua, which LRANGE
--- refuses; and LRANGE's end would be first-1 for no line: -1, the whole list, when first is 0.
-if n > 0 and first < len then page = redis.call('LRANGE', list, first, math.min(first + n, len) - 1) end
+-- refuses.
+if n <= 0 or first >= len then return {0, len, {}} end
+local key, at
+if c < 0 then
+  local size = redis.call('LLEN', list)
+  if first < size then key, at = list, first else c, base = 0, size end
+end
+local walked = 0
+while not key do
+  local ids = redis.call('LRANGE', chunks, c, c + 255)
+  if #ids == 0 then return {0, len, {}} end
+  for _, id in ipairs(ids) do
+    local size = redis.call('LLEN', chunkKey(id))
+    if first < base + size then
+      key, at = chunkKey(id), first - base
+      break
+    end
+    c, base = c + 1, base + size
+  end
+  walked = walked + #ids
+  if not key and walked >= ` + strconv.Itoa(viewWalk) + ` then return {2, len, c, base} end
+end
+local want, page = math.min(n, len - first), {}
+while key and #page < want do
+  for _, l in ipairs(redis.call('LRANGE', key, at, at + want - #page - 1)) do page[#page + 1] = l end
+  if c < 0 then c = 0 else c = c + 1 end
+  at = 0
+  local id = redis.call('LINDEX', chunks, c)
+  key = id and chunkKey(id)
+end
 return {0, len, page}
 `
 
@@ -388,27 +1030,31 @@ return {0, len, page}
 // channel and the list's name, then each script's own. Their time is Redis' (TIME, replicated as
 // the script's effects), so that every server agrees on when a lease runs out.
 //
-// KEYS[4] holds the running leases (id -> cmsgpack of max deliveries and lines), KEYS[5] their
-// expiries (a sorted set of ids, by Unix ms), KEYS[6] the returns per line value, KEYS[7] the
-// leases that ended without an acknowledgement ("<how>:<id>", by when to forget them: an entry
-// whose time has passed is forgotten, whether or not it was removed yet), KEYS[8] the lines bound
-// for the dead-letter list (scriptDeadLetters), and KEYS[9] (KEYS[10] as sent), when the lease is
-// named by its id, the lease's index entry (keys.go: in the list's slot, since the id carries the slot's tag). The
+// KEYS[4] holds the running leases (id -> cmsgpack of max deliveries, lines, the index's epoch
+// when they are counted in it, and the returns of each line when it was taken, which a RESET does
+// not take from it), KEYS[5] their expiries (a sorted set of ids, by Unix ms), KEYS[6] the returns
+// per line value of the lines in the list, KEYS[7] the leases that ended without an
+// acknowledgement ("<how>:<id>", by when to forget them: an entry whose time has passed is
+// forgotten, whether or not it was removed yet), KEYS[8] the lines bound for the dead-letter list
+// (scriptDeadLetters), and KEYS[9] (KEYS[10] as sent), when the lease is named by its id, the
+// lease's index entry (keys.go: in the list's slot, since the id carries the slot's tag). The
 // meta hash counts "leased" lines (those of KEYS[4] and KEYS[8]), "returned" and "deadLettered"
 // ones, and keeps "due", when the list next needs the expiry loop.
 //
-// Every lease script first gives back the lines of the leases that have run out (expire), and
-// replies through reply: {status, due, earlier, dead, ...}, where due is when the list next
-// needs the expiry loop (-1: never), earlier 1 when that is earlier than the time recorded before
-// (the server then tells the loop's schedule, which is in another slot), and dead 1 when lines
-// went to KEYS[8], on their way to the dead letters.
+// Every lease script first gives back the lines of the leases that have run out (expire, up to
+// expiryBatch of them: the expiry loop comes back at once for the others, and a lease named by a
+// script that ran out meanwhile ends there), and replies through reply: {status, due, earlier,
+// dead, ...}, where due is when the list next needs the expiry loop (-1: never), earlier 1 when
+// that is earlier than the time recorded before (the server then tells the loop's schedule,
+// which is in another slot), and dead 1 when lines went to KEYS[8], on their way to the dead
+// letters.
 //
 // Key types. The hot scripts (a leased read or take, an Ack) do not check each key's type with
 // TYPE: before their first write, every key they write has been read by a command that fails on
 // a key of the wrong type (expires by expire's ZRANGEBYSCORE, meta by readDue or finish's HMGET,
-// leases by locate's HGET, the list by LRANGE or LPOS), or is the first they write (leases' HSET
-// in hold, returns' HDEL in an Ack), so a wrong type stops them before they change anything.
-// Whatever writes more keys (expiry, release, RANDOM, the unique index) calls checkTypes first.
+// leases by HEXISTS or locate's HGET, the list by LLEN or LPOS), or is the first they write, so
+// a wrong type stops them before they change anything. Whatever writes more keys (expiry,
+// release, RANDOM, the unique index) calls checkTypes first.
 var leasePrelude = prelude + `
 local channel, name = ARGV[1], ARGV[2]
 local index = staging
@@ -416,8 +1062,8 @@ local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local memory = ` + strconv.FormatInt(store.LeaseMemory.Milliseconds(), 10) + `
 -- brought: lines came back to the list; lowest: the earliest time this script made the list due
--- (a new expiry, dead letters now); condemned: lines went to the dead letters; due: meta's "due"
--- as read (dueRead), checked: checkTypes ran.
+-- (a new expiry, dead letters now, more leases run out); condemned: lines went to the dead
+-- letters; due: meta's "due" as read (dueRead), checked: checkTypes ran.
 local brought, lowest, condemned, due, dueRead, checked = false, nil, false, nil, false, false
 
 -- checkTypes checks the type of every key of the list, once; it returns an error reply or nil.
@@ -439,11 +1085,30 @@ local function lower(t)
   if not lowest or t < lowest then lowest = t end
 end
 
--- hold puts lines, just taken from the list, under lease id for ttl ms, indexes it, and returns
--- its expiry. Its HSET may be the script's first write.
-local function hold(id, lines, ttl, max)
+-- forget drops some of the ended leases whose memory ran out (the others are forgotten all the
+-- same: locate compares their time).
+local function forget()
+  local old = redis.call('ZRANGEBYSCORE', ended, '-inf', now, 'LIMIT', 0, 64)
+  if #old > 0 then redis.call('ZREM', ended, unpack(old)) end
+end
+
+-- snapshot is the returns of lines, just taken from the list, or nil when no line of the list
+-- ever came back (returned: meta's "returned").
+local function snapshot(lines, returned)
+  if (tonumber(returned) or 0) == 0 then return nil end
+  local snap = {}
+  for i, v in ipairs(redis.call('HMGET', returns, unpack(lines))) do snap[i] = tonumber(v) or 0 end
+  return snap
+end
+
+-- hold puts lines, just taken from the list (with snap, their returns), under lease id for ttl
+-- ms, indexes it, and returns its expiry.
+local function hold(id, lines, ttl, max, snap)
+  readIndex()
+  local e = -1
+  if state ~= 'none' then e = epoch end
   local expiry = now + ttl
-  redis.call('HSET', leases, id, cmsgpack.pack(max, lines))
+  redis.call('HSET', leases, id, cmsgpack.pack(max, lines, e, snap))
   redis.call('ZADD', expires, expiry, id)
   redis.call('HINCRBY', meta, 'leased', #lines)
   redis.call('SET', index, name, 'PX', ttl + memory)
@@ -465,30 +1130,29 @@ local function finish(id, how, pos, at, packed)
     redis.call('ZREM', expires, id)
     return nil
   end
-  local max, lines = cmsgpack.unpack(packed)
-  local gone = lines
-  if at then gone = {table.remove(lines, at)} end
-  local info
+  local max, lines, e, snap = cmsgpack.unpack(packed)
+  local was = leaseCounted(e)
+  local gone, goneSnap = lines, snap
+  if at then
+    gone = {table.remove(lines, at)}
+    if snap then goneSnap = {table.remove(snap, at)} end
+  end
   if how == 'acked' then
-    info = redis.call('HMGET', meta, 'indexed', 'returned')
-    if info[1] then
-      -- The unique index is written, and unindex reads more keys.
+    local returned = redis.call('HGET', meta, 'returned')
+    if was then
+      -- The unique index is written, and emptied reads more keys.
       local err = checkTypes()
       if err then return err end
     end
     -- Only lines that went back have their returns counted: none if none ever did.
-    if (tonumber(info[2]) or 0) > 0 then
-      for i = 1, #gone, 1000 do
-        redis.call('HDEL', returns, unpack(gone, i, math.min(i + 999, #gone)))
-      end
-    end
+    if (tonumber(returned) or 0) > 0 then push('HDEL', returns, gone) end
   end
   if at and #lines > 0 then
-    redis.call('HSET', leases, id, cmsgpack.pack(max, lines))
+    redis.call('HSET', leases, id, cmsgpack.pack(max, lines, e, snap))
   else
     if how ~= 'acked' then
       local expiry = tonumber(redis.call('ZSCORE', expires, id))
-      redis.call('ZREMRANGEBYSCORE', ended, '-inf', now)
+      forget()
       redis.call('ZADD', ended, math.min(now, expiry) + memory, how .. ':' .. id)
     end
     redis.call('HDEL', leases, id)
@@ -496,44 +1160,43 @@ local function finish(id, how, pos, at, packed)
   end
   if how == 'acked' then
     redis.call('HINCRBY', meta, 'leased', -#gone)
-    if info[1] then unindex(gone) end
+    if was then count(gone, -1) end
+    emptied()
     return nil
   end
   local back = {}
-  for _, l in ipairs(gone) do
-    local returned = redis.call('HINCRBY', returns, l, 1)
+  for i, l in ipairs(gone) do
+    local returned = math.max(tonumber(redis.call('HGET', returns, l)) or 0, goneSnap and goneSnap[i] or 0) + 1
     if max > 0 and returned >= max then
       redis.call('HDEL', returns, l)
       redis.call('RPUSH', dead, l)
+      -- Lines bound for the dead letters are counted by the index.
+      if state ~= 'none' and not was then count({l}, 1) end
       condemned = true
       lower(now)
     else
+      redis.call('HSET', returns, l, returned)
       back[#back + 1] = l
     end
   end
   if #back == 0 then return nil end
   redis.call('HINCRBY', meta, 'leased', -#back)
   redis.call('HINCRBY', meta, 'returned', #back)
-  if pos == 'F' then
-    local reversed = {}
-    for i = #back, 1, -1 do reversed[#reversed + 1] = back[i] end
-    push('LPUSH', list, reversed)
-  else
-    push('RPUSH', list, back)
-  end
+  if pos == 'F' then pushFront(back, was) else pushBack(back, was) end
   brought = true
   return nil
 end
 
 -- expire gives back the lines of the leases that have run out, at the front, the earliest
--- lease's first (it was read first). It returns an error reply or nil; with nothing run out it
--- only reads (and so checks) the expiries.
+-- lease's first (it was read first), up to expiryBatch of them. It returns an error reply or
+-- nil; with nothing run out it only reads (and so checks) the expiries.
 local function expire()
-  local over = redis.call('ZRANGEBYSCORE', expires, '-inf', now)
+  local over = redis.call('ZRANGEBYSCORE', expires, '-inf', now, 'LIMIT', 0, ` + strconv.Itoa(expiryBatch) + `)
   if #over == 0 then return nil end
   local err = checkTypes()
   if err then return err end
   for i = #over, 1, -1 do finish(over[i], 'expired', 'F') end
+  if #over == ` + strconv.Itoa(expiryBatch) + ` then lower(now) end
   return nil
 end
 
@@ -547,28 +1210,44 @@ end
 -- locate finds the running lease named by id or, when id is '', the one that holds line and
 -- expires first, with the index of the line in it. It returns the lease's id, that index (nil by
 -- id) and its entry, or nil, nil, nil and how the lease ended (nil when it is unknown: never
--- given, acknowledged, forgotten, or of another list).
+-- given, acknowledged, forgotten, or of another list; 'overdue' when it ran out and expire left
+-- it for later). By line, it looks at the leases that expire first, up to a thousand of them.
 local function locate(id, line)
   if id ~= '' then
     local packed = redis.call('HGET', leases, id)
-    if packed then return id, nil, packed end
+    if packed then
+      local expiry = tonumber(redis.call('ZSCORE', expires, id))
+      if expiry and expiry <= now then return nil, nil, nil, 'overdue' end
+      return id, nil, packed
+    end
     local forget = redis.call('ZMSCORE', ended, 'expired:' .. id, 'released:' .. id)
     for i, how in ipairs({'expired', 'released'}) do
       if forget[i] and tonumber(forget[i]) > now then return nil, nil, nil, how end
     end
     return nil
   end
-  for from = 0, math.huge, 64 do
-    local ids = redis.call('ZRANGE', expires, from, from + 63)
+  for from = 0, 1023, 64 do
+    local ids = redis.call('ZRANGEBYSCORE', expires, '(' .. now, '+inf', 'LIMIT', from, 64)
     if #ids == 0 then return nil end
     for _, lid in ipairs(ids) do
       local packed = redis.call('HGET', leases, lid)
-      local _, lines = cmsgpack.unpack(packed)
-      for i, l in ipairs(lines) do
-        if l == line then return lid, i, packed end
+      if packed then
+        local _, lines = cmsgpack.unpack(packed)
+        for i, l in ipairs(lines) do
+          if l == line then return lid, i, packed end
+        end
       end
     end
   end
+  return nil
+end
+
+-- overdue ends lease id, which ran out and which expire left for later, as its expiry would
+-- have; it returns an error reply or nil.
+local function overdue(id)
+  local err = checkTypes()
+  if err then return err end
+  return finish(id, 'expired', 'F')
 end
 
 -- elsewhere is the list that the index entry names when it is not this one: the lease named by
@@ -582,21 +1261,22 @@ end
 
 -- reply ends every lease script: it wakes the reads waiting on the list if lines came back,
 -- records when the list next needs the expiry loop, and replies. The loop's visit (exact) records
--- the truth (now while dead letters wait), and forgets the ended leases whose memory ran out; a
--- change records only an earlier time than the one recorded, which is never later than what the
--- list holds (a change only lowers it), so the time this change set (lowest) is all it compares:
--- the schedule holds the one recorded before until the loop's next visit, and an early visit
--- costs less than a report for each lease of a list whose leases come and go.
+-- the truth (now while dead letters wait or chores are left), and forgets some ended leases whose
+-- memory ran out; a change records only an earlier time than the one recorded, which is never
+-- later than what the list holds (a change only lowers it), so the time this change set (lowest)
+-- is all it compares: the schedule holds the one recorded before until the loop's next visit,
+-- and an early visit costs less than a report for each lease of a list whose leases come and go.
 local function reply(status, exact, ...)
   if brought then notify(channel, name) end
   local when, waiting = lowest, condemned
   if exact then
-    redis.call('ZREMRANGEBYSCORE', ended, '-inf', now)
+    forget()
     waiting = redis.call('LLEN', dead) > 0
-    if waiting then
+    if waiting or redis.call('EXISTS', chores) == 1 then
       when = now
     else
       when = tonumber(redis.call('ZRANGE', expires, 0, 0, 'WITHSCORES')[2])
+      if lowest and (not when or lowest < when) then when = lowest end
     end
   end
   local earlier = false
@@ -619,56 +1299,52 @@ end
 `
 
 // scriptReadLeased is READ with a lease. KEYS[9]: the lease's index entry. ARGV: channel, name,
-// position, n, the tombstone, the lease's id, ttl (ms), max deliveries, then for R the fractions
-// (scriptRead). Replies answer(0, expiry, lines, id) (a recalled outcome's id is another than the
-// one this call chose), or scriptRead's failures through answer: 1, 2,
-// or 3 and the length. F and L read their lines before they remove them, so that hold's HSET is
-// the first write.
+// position, n, the lease's id, ttl (ms), max deliveries, then for R the fractions (scriptRead).
+// Replies answer(0, expiry, lines, id) (a recalled outcome's id is another than the one this call
+// chose), or scriptRead's failures through answer: 1, 2, or 3 and the length. Before its first
+// write it has read every key it writes (HEXISTS the leases, LLEN the chunk directory, HLEN the
+// returns when lines ever came back), so that a key of the wrong type stops it first.
 var scriptReadLeased = leasePrelude + `
 local err = expire()
 if err then return err end
 local pos, n = ARGV[3], tonumber(ARGV[4])
-local state = redis.call('HMGET', meta, 'created', 'due')
-readDue(state[2])
-if not state[1] then return answer(1) end
-local picked
-if pos == 'R' then
+local info = redis.call('HMGET', meta, 'created', 'due', 'returned')
+readDue(info[2])
+if not info[1] then return answer(1) end
+redis.call('HEXISTS', leases, ARGV[5])
+redis.call('LLEN', chunks)
+if (tonumber(info[3]) or 0) > 0 then redis.call('HLEN', returns) end
+readIndex()
+if pos == 'R' or state ~= 'none' then
   err = checkTypes()
   if err then return err end
-  local status, size
-  picked, status, size = pick(pos, n, ARGV[5], 9)
-  if not picked then return answer(status, size) end
-elseif pos == 'F' then
-  picked = redis.call('LRANGE', list, 0, n - 1)
-else
-  local last = redis.call('LRANGE', list, -n, -1)
-  picked = {}
-  for i = #last, 1, -1 do picked[#picked + 1] = last[i] end
 end
-if #picked == 0 then return answer(2) end
-if #picked < n then return answer(3, #picked) end
-local expiry = hold(ARGV[6], picked, tonumber(ARGV[7]), tonumber(ARGV[8]))
-if pos == 'F' then
-  redis.call('LTRIM', list, n, -1)
-elseif pos == 'L' then
-  redis.call('LTRIM', list, 0, -n - 1)
-end
-return answer(0, expiry, picked, ARGV[6])
+local picked, status, size = pick(pos, n, 8, true)
+if not picked then return answer(status, size) end
+local expiry = hold(ARGV[5], picked, tonumber(ARGV[6]), tonumber(ARGV[7]), snapshot(picked, info[3]))
+return answer(0, expiry, picked, ARGV[5])
 `
 
-// scriptTakeLeased takes the line FIND's scan chose under a lease (scriptTake's remove, its look
-// before hold's first write). KEYS[9]: the lease's index entry. ARGV: channel, name, line, how far
-// from the front to look, the lease's id, ttl (ms), max deliveries. Replies answer(0, expiry,
-// line, id), answer(1) gone.
+// scriptTakeLeased takes the line FIND's scan chose under a lease (take). KEYS[9]: the lease's
+// index entry. ARGV: channel, name, line, the chunk's id, the line's index in it, the lease's id,
+// ttl (ms), max deliveries. Replies answer(0, expiry, line, id), answer(1) gone.
 var scriptTakeLeased = leasePrelude + `
 local err = expire()
 if err then return err end
 local line = ARGV[3]
-if not redis.call('LPOS', list, line, 'MAXLEN', tonumber(ARGV[4])) then return answer(1) end
-readDue()
-local expiry = hold(ARGV[5], {line}, tonumber(ARGV[6]), tonumber(ARGV[7]))
-redis.call('LREM', list, 1, line)
-return answer(0, expiry, line, ARGV[5])
+local info = redis.call('HMGET', meta, 'due', 'returned')
+readDue(info[1])
+redis.call('HEXISTS', leases, ARGV[6])
+redis.call('LLEN', chunks)
+if (tonumber(info[2]) or 0) > 0 then redis.call('HLEN', returns) end
+readIndex()
+if state ~= 'none' then
+  err = checkTypes()
+  if err then return err end
+end
+if not take(line, ARGV[4], tonumber(ARGV[5]), true) then return answer(1) end
+local expiry = hold(ARGV[6], {line}, tonumber(ARGV[7]), tonumber(ARGV[8]), snapshot({line}, info[2]))
+return answer(0, expiry, line, ARGV[6])
 `
 
 // scriptEnd is Ack and Release. KEYS[9], with an id: the lease's index entry, which an Ack
@@ -685,6 +1361,11 @@ if how ~= 'acked' then
   if err then return err end
 end
 local id, at, packed, ended = locate(ARGV[3], ARGV[4])
+if ended == 'overdue' then
+  err = overdue(ARGV[3])
+  if err then return err end
+  ended = 'expired'
+end
 if id then
   err = finish(id, how, ARGV[6], at, packed)
   if err then return err end
@@ -705,6 +1386,11 @@ var scriptExtend = leasePrelude + `
 local err = expire()
 if err then return err end
 local id, _, _, how = locate(ARGV[3], ARGV[4])
+if how == 'overdue' then
+  err = overdue(ARGV[3])
+  if err then return err end
+  how = 'expired'
+end
 if how then return answer(2, how) end
 if not id then
   local owner = elsewhere()
@@ -719,12 +1405,13 @@ lower(expiry)
 return answer(0, id, expiry)
 `
 
-// scriptReload is RELOAD: the list becomes the lines staged in KEYS[9] (scriptReplace), and every
-// running lease of the list ends as an Ack of it would, in the same step, so that no line of the
-// content replaced comes back, from a lease taken before the reload or while its lines were being
-// uploaded. The leases' lines are consumed (their unique counts and returns go with the content),
-// "leased" drops by them, and their expiries and index entries are deleted. Lines waiting in
-// KEYS[8] are no lease's any more: they stay there, still counted in "leased", until
+// scriptReload is RELOAD: the list becomes the lines staged (scriptReplace), and every running
+// lease of the list ends as an Ack of it would, in the same step, so that no line of the content
+// replaced comes back, from a lease taken before the reload or while its lines were being
+// uploaded. The leases' hash goes whole to the chores, which delete their index entries (an entry
+// whose lease is gone answers ErrLeaseNotFound meanwhile); their lines are consumed (their unique
+// counts and returns go with the content), "leased" drops by them, and their expiries go. Lines
+// waiting in KEYS[8] are no lease's any more: they stay there, still counted in "leased", until
 // scriptDeadLetters moves them, which reply's dead flag asks of the server. ARGV: channel, name,
 // the slot tag of the list's lease ids (slots.go), the index entry of that tag alone (leaseIndex:
 // an id's entry is that followed by the rest of the id), digest ("" for none), the most lines a
@@ -736,43 +1423,35 @@ local err = wrongType(staging)
 if err then return err end
 err = begin()
 if err then return err end
-local n = redis.call('LLEN', staging)
-if n ~= tonumber(ARGV[7]) then return unstaged(3) end
-local held = redis.call('HGETALL', leases)
-local gone = 0
-for i = 2, #held, 2 do
-  local _, lines = cmsgpack.unpack(held[i])
-  gone = gone + #lines
-end
+local n = tonumber(ARGV[7])
+if not staged(n) then return {3, 0} end
+local gone = lent() - redis.call('LLEN', dead)
 local max = tonumber(ARGV[6])
-if max > 0 and n + lent() - gone > max then return unstaged(2) end
-if noRoom() then return unstaged(4) end
+if max > 0 and n + lent() - gone > max then return {2, 0} end
+if noRoom() then return {4, 0} end
 local created = create()
-local tag, entry = ARGV[3], ARGV[4]
-for i = 1, #held, 2 do
-  local id = held[i]
-  if id:sub(1, #tag) == tag then redis.call('DEL', entry .. id:sub(#tag + 1)) end
+if redis.call('EXISTS', leases) == 1 then
+  local trash = list .. ':trash:' .. newChunk()
+  redis.call('RENAME', leases, trash)
+  chore('unlease', trash, ARGV[3], ARGV[4])
 end
-redis.call('DEL', leases, expires, counts, returns)
+redis.call('UNLINK', expires, returns)
 if gone > 0 then redis.call('HINCRBY', meta, 'leased', -gone) end
-redis.call('HDEL', meta, 'indexed')
-if n > 0 then
-  redis.call('RENAME', staging, list)
-  redis.call('PERSIST', list)
-  brought = true
-else
-  redis.call('DEL', list)
-end
+dropIndex()
+discard()
+install(n)
+if n > 0 then brought = true end
 local digest = ARGV[5]
 if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', meta, 'digest', digest) end
 return done(reply(0, true, created, gone))
 `
 
-// scriptExpire is the expiry loop's visit: begin does it all. ARGV: channel, name. Replies
-// reply(0), with the list's true due time.
+// scriptExpire is the expiry loop's visit: begin does it all, and a step of the chores. ARGV:
+// channel, name. Replies reply(0), with the list's true due time.
 var scriptExpire = leasePrelude + `
 local err = begin()
 if err then return err end
+runChores(` + strconv.Itoa(choreBudget) + `)
 return reply(0, true)
 `
 
@@ -788,7 +1467,7 @@ var scriptDeadLetters = leasePrelude + `
 local err = begin()
 if err then return err end
 local token, moved = ARGV[3], tonumber(ARGV[4])
-local owner, since = string.match(redis.call('HGET', meta, 'deadClaim') or '', '^(%S+) (%d+)$')
+local owner, claimed = string.match(redis.call('HGET', meta, 'deadClaim') or '', '^(%S+) (%d+)$')
 local mine = owner == token
 if moved > 0 then
   if not mine then return answer(1) end
@@ -796,13 +1475,15 @@ if moved > 0 then
   redis.call('LTRIM', dead, moved, -1)
   redis.call('HINCRBY', meta, 'leased', -moved)
   redis.call('HINCRBY', meta, 'deadLettered', moved)
-  unindex(lines)
+  readIndex()
+  if state ~= 'none' then count(lines, -1) end
+  emptied()
 end
 if redis.call('LLEN', dead) == 0 then
   if mine then redis.call('HDEL', meta, 'deadClaim') end
   return answer(0)
 end
-if owner and not mine and now - tonumber(since) < tonumber(ARGV[6]) then return answer(2) end
+if owner and not mine and now - tonumber(claimed) < tonumber(ARGV[6]) then return answer(2) end
 redis.call('HSET', meta, 'deadClaim', token .. ' ' .. now)
 return answer(0, redis.call('LRANGE', dead, 0, tonumber(ARGV[5]) - 1))
 `

@@ -1,0 +1,393 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/testutil"
+)
+
+// A table server is a good tenant of a Redis it shares with other applications: no command it
+// sends runs longer than redistest.SlowCommand, whatever the size of the lists, since Redis runs
+// one command at a time and every other client waits meanwhile. The guard runs every command of
+// the protocol on lists of a million lines (ten million in make bench) against a redis-server
+// that logs each command over that bound, and fails on any entry of the table server's
+// connections (named ClientName) that comes back when the step is run again: a command whose
+// work grows with the list is slow every time, where a machine busy with other work (make test's
+// parallel packages) stalls a command now and then, whatever it is. For the same reason, a
+// command (a script, by its SHA) sent a thousand times or more in a step may be over the bound
+// in one call of a thousand: one whose work grows is over it in every call.
+
+// TestNoCommandBlocksRedis is the guard at a million lines.
+func TestNoCommandBlocksRedis(t *testing.T) {
+	if testing.Short() {
+		testutil.Skip(t, "loads a million lines into a redis-server")
+	}
+	everyCommandAtScale(t, guardScale{lines: 1_000_000, lists: 10_000, leases: 100_000}, nil)
+}
+
+// BenchmarkNoCommandBlocksRedis10M is the guard at ten million lines, run once, which reports
+// what each protocol command cost Redis (INFO commandstats): "<step>-<command>-calls" and
+// "<step>-<command>-us/call".
+func BenchmarkNoCommandBlocksRedis10M(b *testing.B) {
+	for range b.N {
+		everyCommandAtScale(b, guardScale{lines: 10_000_000, lists: 10_000, leases: 100_000}, func(step string, stats map[string]redistest.CommandStat) {
+			for cmd, st := range stats {
+				if !guardOwn[cmd] && st.Calls > 0 {
+					b.ReportMetric(float64(st.Calls), step+"-"+cmd+"-calls")
+					b.ReportMetric(st.UsecPerCall(), step+"-"+cmd+"-us/call")
+				}
+			}
+		})
+	}
+}
+
+// guardOwn are the commands the guard itself sends between steps.
+var guardOwn = map[string]bool{"config|resetstat": true, "info": true, "slowlog|get": true, "slowlog|reset": true, "latency|latest": true, "latency|reset": true}
+
+// guardScale is how big the guard's lists are: lines in the long list, lists for STATUS, and
+// leases that expire together.
+type guardScale struct{ lines, lists, leases int }
+
+// everyCommandAtScale runs each protocol command on lists of sc's size and fails t when Redis
+// logged a command of the store's that ran longer than redistest.SlowCommand, twice. report, when
+// not nil, is given the commands that each step sent (INFO commandstats).
+func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, stats map[string]redistest.CommandStat)) {
+	srv := redistest.Start(t, redistest.WithPriority())
+	if srv.PriorityErr != nil {
+		t.Logf("redis-server runs at the machine's priority (%v): on a busy machine, the SLOWLOG may count the time it waited for a processor", srv.PriorityErr)
+	}
+	client, err := Connection{URL: srv.URL()}.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := &commandCounter{}
+	client.AddHook(calls)
+	s, err := New(Options{Client: client, KeyPrefix: "guard:", HealthInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	testutil.Until(t, 10*time.Second, 10*time.Millisecond, "Redis to answer", s.Up)
+	ctx := t.Context()
+	lines := guardLines("l", sc.lines)
+	fresh := 0
+	freshLines := func(n int) []string {
+		fresh++
+		return guardLines(fmt.Sprintf("f%d-", fresh), n)
+	}
+
+	// slow runs setup, then measure, and returns what the store sent over the bound meanwhile.
+	slow := func(name string, setup, measure func() error) []string {
+		t.Helper()
+		if setup != nil {
+			if err := setup(); err != nil {
+				t.Fatalf("%s, before: %v", name, err)
+			}
+		}
+		srv.SlowLog(t)
+		srv.Latency(t)
+		srv.CommandStats(t)
+		calls.reset()
+		start := time.Now()
+		if err := measure(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		took := time.Since(start)
+		slowCalls := map[string][]string{}
+		for _, e := range srv.SlowLog(t) {
+			if e.Client == ClientName {
+				key := commandKey(e.Args)
+				slowCalls[key] = append(slowCalls[key], e.String())
+			}
+		}
+		var over []string
+		for key, entries := range slowCalls {
+			if n := calls.of(key); n < 1000 || len(entries)*1000 > n {
+				over = append(over, entries...)
+			} else {
+				t.Logf("%s: %d of %d calls of %s over %v, taken for the machine's", name, len(entries), n, key, redistest.SlowCommand)
+			}
+		}
+		if events := srv.Latency(t); len(events) > 0 {
+			t.Logf("%s: latency events beyond %v: %s", name, redistest.SlowCommand, strings.Join(events, "; "))
+		}
+		stats := srv.CommandStats(t)
+		t.Logf("%s: %v, %s", name, took.Round(time.Millisecond), summary(stats))
+		if report != nil {
+			report(strings.ReplaceAll(name, " ", "_"), stats)
+		}
+		return over
+	}
+	step := func(name string, setup, measure func() error) {
+		t.Helper()
+		over := slow(name, setup, measure)
+		if len(over) == 0 {
+			return
+		}
+		t.Logf("%s: %d commands over %v, the step runs again:\n%s", name, len(over), redistest.SlowCommand, strings.Join(over, "\n"))
+		if over = slow(name+" again", setup, measure); len(over) > 0 {
+			t.Errorf("%s blocked Redis for more than %v, twice (%d commands):\n%s", name, redistest.SlowCommand, len(over), strings.Join(over, "\n"))
+		}
+	}
+	load := func() error { return s.Replace(ctx, "big", lines, "") }
+	uniqueAdd := func() error { return s.Add(ctx, "big", freshLines(1)[0], store.Last, true) }
+
+	step("LOAD REPLACE", nil, load)
+	step("ADD UNIQUE first", load, uniqueAdd)
+	step("ADD UNIQUE", nil, func() error {
+		if err := s.Add(ctx, "big", lines[len(lines)/2], store.Last, true); err != store.ErrDuplicate {
+			return fmt.Errorf("a line of the list added again: %v, want %v", err, store.ErrDuplicate)
+		}
+		return s.Add(ctx, "big", freshLines(1)[0], store.First, true)
+	})
+	step("READ RANDOM", nil, func() error {
+		return times(200, func(int) error { _, err := s.Read(ctx, "big", store.Random, 1, false, 0); return err })
+	})
+	step("READ RANDOM KEEP", nil, func() error {
+		return times(200, func(int) error { _, err := s.Read(ctx, "big", store.Random, 1, true, 0); return err })
+	})
+	step("READ FIRST and LAST", nil, func() error {
+		return times(200, func(i int) error { _, err := s.Read(ctx, "big", store.Position(i%2), 3, i%4 < 2, 0); return err })
+	})
+	step("FIND at the end", func() error { return s.Add(ctx, "big", "needle", store.Last, false) }, func() error {
+		found, err := s.Find(ctx, "big", func(line string) (bool, error) { return line == "needle", nil }, false, 0)
+		if err == nil && found != "needle" {
+			err = fmt.Errorf("found %q", found)
+		}
+		return err
+	})
+	step("LOAD FIRST", nil, func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.First) })
+	step("LOAD LAST", nil, func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.Last) })
+	step("LENGTH", nil, func() error { _, err := s.Length(ctx, "big"); return err })
+	step("PAGE in the middle", nil, func() error {
+		n, err := s.Length(ctx, "big")
+		if err != nil {
+			return err
+		}
+		page, _, err := s.Page(ctx, "big", n/2, 100)
+		if err == nil && len(page) != 100 {
+			err = fmt.Errorf("a page of %d lines", len(page))
+		}
+		return err
+	})
+	step("SAVE and EXPORT", nil, func() error {
+		all, err := s.Lines(ctx, "big")
+		if err == nil && len(all) < sc.lines {
+			err = fmt.Errorf("%d lines", len(all))
+		}
+		return err
+	})
+	// LOAD LAST into a list whose index is built leaves the lines it brought to be counted.
+	step("ADD UNIQUE after LOAD", func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.Last) }, uniqueAdd)
+
+	leaseSpec := store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}
+	takeLeases := func() error {
+		return parallel(sc.leases, func(int) error { _, err := s.ReadLeased(ctx, "big", store.First, 1, leaseSpec, 0); return err })
+	}
+	step("leases taken", nil, takeLeases)
+	dead := store.DeadLetterList("big")
+	deadBefore := 0
+	step("lease expiry", func() error {
+		info, err := listInfo(ctx, s, dead)
+		deadBefore = info.Length
+		if info.Length > 0 || err != nil {
+			// Run again: new leases.
+			if err := takeLeases(); err != nil {
+				return err
+			}
+		}
+		// Every lease runs out at once: their expiries, set to the past by hand, are the expiry
+		// loop's to give back, all of them dead letters (MaxDeliveries 1).
+		_, err = srv.Do("ZUNIONSTORE", "guard:{big}:expires", "1", "guard:{big}:expires", "WEIGHTS", "0")
+		return err
+	}, func() error {
+		if err := s.schedule(ctx, "big", 0, ""); err != nil {
+			return err
+		}
+		return waitUntil(2*time.Minute, func() (bool, error) {
+			info, err := listInfo(ctx, s, dead)
+			return info.Length == deadBefore+sc.leases, err
+		})
+	})
+	step("STATUS", func() error {
+		return parallel(sc.lists, func(i int) error { return s.Ensure(ctx, fmt.Sprintf("list-%05d", i)) })
+	}, func() error {
+		infos, err := s.Lists(ctx)
+		if err == nil && len(infos) < sc.lists {
+			err = fmt.Errorf("%d lists", len(infos))
+		}
+		return err
+	})
+	step("RELOAD", func() error {
+		return parallel(1000, func(int) error {
+			_, err := s.ReadLeased(ctx, "big", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0)
+			return err
+		})
+	}, func() error {
+		_, err := s.Reload(ctx, "big", lines, "")
+		return err
+	})
+	step("ADD UNIQUE after RELOAD", func() error { _, err := s.Reload(ctx, "big", lines, ""); return err }, uniqueAdd)
+	step("RESET", load, func() error {
+		for _, name := range []string{"big", dead} {
+			if _, err := s.Reset(ctx, name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// guardClients is how many goroutines make the guard's many calls: enough to keep Redis busy,
+// few enough to leave it a processor on a machine of two.
+const guardClients = 8
+
+// commandCounter is a go-redis hook that counts the commands sent, by commandKey.
+type commandCounter struct {
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (c *commandCounter) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = map[string]int{}
+}
+
+func (c *commandCounter) of(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.calls[key]
+}
+
+func (c *commandCounter) count(cmds ...goredis.Cmder) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.calls == nil {
+		c.calls = map[string]int{}
+	}
+	for _, cmd := range cmds {
+		args := make([]string, 0, 2)
+		for _, a := range cmd.Args()[:min(2, len(cmd.Args()))] {
+			args = append(args, fmt.Sprint(a))
+		}
+		c.calls[commandKey(args)]++
+	}
+}
+
+func (c *commandCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (c *commandCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		c.count(cmds...)
+		return next(ctx, cmds)
+	}
+}
+
+// commandKey names a command by its arguments: a script by its SHA, another command by its name.
+func commandKey(args []string) string {
+	if len(args) >= 2 && strings.EqualFold(args[0], "evalsha") {
+		return "evalsha " + args[1]
+	}
+	if len(args) == 0 {
+		return ""
+	}
+	return strings.ToLower(args[0])
+}
+
+// guardLines are n distinct lines of 20 bytes starting with prefix.
+func guardLines(prefix string, n int) []string {
+	lines := make([]string, n)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("%s%0*d", prefix, 20-len(prefix), i)
+	}
+	return lines
+}
+
+// times calls f n times in turn, until one fails.
+func times(n int, f func(i int) error) error {
+	for i := range n {
+		if err := f(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parallel calls f n times from guardClients goroutines and returns one of their errors.
+func parallel(n int, f func(i int) error) error {
+	var next atomic.Int64
+	var failed atomic.Value
+	var wg sync.WaitGroup
+	for range guardClients {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n) && failed.Load() == nil; i = next.Add(1) - 1 {
+				if err := f(int(i)); err != nil {
+					failed.Store(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		return err
+	}
+	return nil
+}
+
+// waitUntil polls cond until it holds, fails, or limit passes.
+func waitUntil(limit time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(limit)
+	for {
+		ok, err := cond()
+		if ok || err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not within %v", limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// listInfo is STATUS's line of list name.
+func listInfo(ctx context.Context, s *Store, name string) (store.ListInfo, error) {
+	infos, err := s.Lists(ctx)
+	for _, info := range infos {
+		if info.Name == name {
+			return info, err
+		}
+	}
+	return store.ListInfo{}, err
+}
+
+// summary is what the commands of a step cost Redis: calls and µs per call of each.
+func summary(stats map[string]redistest.CommandStat) string {
+	var parts []string
+	for cmd, st := range stats {
+		if guardOwn[cmd] {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d×%.0fµs", cmd, st.Calls, st.UsecPerCall()))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
