@@ -96,6 +96,7 @@ var tests = []test{
 	{"FailedChangesRecordNothing", testFailedChangesRecordNothing},
 	{"RequestOutcomesEndWithTheirWindow", testRequestOutcomesEndWithTheirWindow},
 	{"LeaseLimitsCountLeasedLines", testLeaseLimitsCountLeasedLines},
+	{"ReturnsGoWithTheirLines", testReturnsGoWithTheirLines},
 }
 
 var pairTests = []pairTest{
