@@ -57,10 +57,10 @@ type handout struct {
 	// terminal: consumed for good, by KEEP=FALSE or an acknowledged ACK (consumedBy: its op).
 	terminal   bool
 	consumedBy *Op
-	// A lease's: when it runs out, the first RELEASE or ACK sent for it (the line may be back
-	// or gone from then on), and whether an ACK of it was never answered.
+	// A lease's id; endsBy, the earliest its line may be handed out again: its expiry, or the
+	// first RELEASE or ACK sent for it (the line may be back or gone from then on); and whether
+	// an ACK of it was never answered.
 	lease      string
-	expires    time.Duration
 	endsBy     time.Duration
 	ackUnknown bool
 }
@@ -164,7 +164,7 @@ func handouts(ops []*Op) (byLine map[string][]*handout, leases map[string]*hando
 				}
 			}
 		case op.Kind == LeaseRead && a.Answer.Lease != nil:
-			h := &handout{op: op, line: value, lease: *a.Answer.Lease, expires: a.ExpiresAt, endsBy: a.ExpiresAt}
+			h := &handout{op: op, line: value, lease: *a.Answer.Lease, endsBy: a.ExpiresAt}
 			leases[h.lease] = h
 			byLine[value] = append(byLine[value], h)
 		}
