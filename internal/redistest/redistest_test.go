@@ -160,7 +160,10 @@ func (f *fakeT) Skipf(format string, args ...any) {
 	f.skipped = fmt.Sprintf(format, args...)
 	runtime.Goexit()
 }
-func (f *fakeT) Skip(args ...any) { f.Skipf("%s", fmt.Sprint(args...)) }
+func (f *fakeT) Skip(args ...any) {
+	f.skipped = fmt.Sprint(args...)
+	runtime.Goexit()
+}
 func (f *fakeT) Fatalf(format string, args ...any) {
 	f.failed = fmt.Sprintf(format, args...)
 	runtime.Goexit()
