@@ -185,7 +185,7 @@ func chunksKeepTheListsOrder(t *testing.T, srv *redistest.Server, seed uint64) {
 			both(what, func(st store.Store) error { return st.Replace(ctx, "l", lines, "") })
 		}
 		k := s.keysOf("l")
-		if head, chunks := s.cmd.LLen(ctx, k.list).Val(), s.cmd.LLen(ctx, k.chunks).Val(); head == 0 && chunks > 0 {
+		if head, chunks := s.cmd.LLen(ctx, k.list).Val(), s.cmd.LLen(ctx, k.chunks()).Val(); head == 0 && chunks > 0 {
 			t.Fatalf("op %d, after %s: an empty head before %d chunks", op, what, chunks)
 		}
 		want, _ := m.Lines(ctx, "l")
@@ -287,7 +287,7 @@ func TestRandomReadsAcrossChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := s.cmd.LLen(ctx, s.keysOf("l").chunks).Val(); n > 2 {
+	if n := s.cmd.LLen(ctx, s.keysOf("l").chunks()).Val(); n > 2 {
 		t.Errorf("%d lines left in %d chunks besides the head: thinned chunks were not merged", chunkLines/2, n)
 	}
 }

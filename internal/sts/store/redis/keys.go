@@ -4,22 +4,24 @@ package redis
 // a LIST, in order (scripts.go): the first is the list's own key, so that a list of up to
 // chunkLines lines is one plain LIST that redis-cli LRANGE, or the jpgc "Redis Data Set" config
 // element, see as the table servers do; the ids of the others are listed, in order, in
-// <list>:chunks, and each is <list>:c:<id>. Its companions share the list's hash tag, {name}, so
-// that a script touching all of them runs on Redis Cluster, where the tag picks the shard.
+// <list>:chunks, and each is <list>:c:<id>. Its companions are the list's key with a suffix, so
+// they share its hash tag, {name}, and a script touching all of them runs on Redis Cluster,
+// where the tag picks the shard. The scripts are given the list's key alone and name its
+// companions themselves (scripts.go): a request does not build ten keys.
+//
+//   - <list>:meta: existence, digest, the unique index's state, counters;
+//   - <list>:unique:0 to :31: the unique index (line -> count), once a unique ADD needed it;
+//   - <list>:chores: what changes left to do in steps;
+//   - the leases (lease.go): <list>:leases (id -> its max deliveries, lines and more, cmsgpack),
+//     <list>:expires (id -> expiry, Unix ms by Redis' clock), <list>:returns (line -> how many
+//     times a lease gave it back), <list>:ended ("<how>:<id>" of the leases that ended without
+//     an acknowledgement -> when to forget them), <list>:dead (the lines on their way to the
+//     dead-letter list, which lives in another slot);
+//   - a bulk change is uploaded into chunks listed in <list>:staging:<random> first (bulk in
+//     redis.go); the scripts keep <list>:indexing, <list>:marks, <list>:trash:<n> and
+//     <list>:keep:<n> for the work they cut into steps.
 type keys struct {
-	list   string // <prefix>{<name>}: the first chunk of lines
-	chunks string // <prefix>{<name>}:chunks: the ids of the other chunks, in order
-	chores string // <prefix>{<name>}:chores: what changes left to do in steps (scripts.go)
-	meta   string // <prefix>{<name>}:meta: existence, digest, the unique index's state, counters
-	counts string // <prefix>{<name>}:unique: its shards :unique:0 to :63 count each line, once a unique ADD needed it
-	// The leases (lease.go): id -> its max deliveries and lines (cmsgpack), id -> expiry (Unix
-	// ms by Redis' clock), line -> how many times a lease gave it back, "<how>:<id>" of the
-	// leases that ended without an acknowledgement -> when to forget them, and the lines on
-	// their way to the dead-letter list, which lives in another slot.
-	leases, expires, returns, ended, dead string
-	// A bulk change is uploaded into chunks listed in <list>:staging:<random> first (bulk in
-	// redis.go); the scripts keep <list>:indexing, <list>:marks, <list>:trash:<n> and
-	// <list>:keep:<n> for the work they cut into steps.
+	list string // <prefix>{<name>}: the first chunk of lines
 }
 
 func (s *Store) keysOf(name string) keys {
@@ -30,24 +32,18 @@ func (s *Store) keysOf(name string) keys {
 		// never holds 0xFF, so these keys stay apart from every other name's.
 		tag = noTag + tag
 	}
-	base := s.prefix + "{" + tag + "}"
-	return keys{
-		list: base, chunks: base + ":chunks", chores: base + ":chores", meta: base + ":meta", counts: base + ":unique",
-		leases: base + ":leases", expires: base + ":expires", returns: base + ":returns", ended: base + ":ended", dead: base + ":dead",
-	}
+	return keys{list: s.prefix + "{" + tag + "}"}
 }
+
+func (k keys) meta() string   { return k.list + ":meta" }
+func (k keys) chunks() string { return k.list + ":chunks" }
+func (k keys) chores() string { return k.list + ":chores" }
 
 // chunk is the key of the chunk id of the list (scripts.go's chunkKey).
 func (k keys) chunk(id string) string { return k.list + ":c:" + id }
 
 // noTag starts the tag of a name that cannot be a hash tag by itself.
 const noTag = "\xff"
-
-// scriptKeys are the KEYS of the scripts that touch one list (scripts.go), in the order of the
-// prelude; a bulk change adds its staging list, a lease script its lease's index entry.
-func (k keys) scriptKeys() []string {
-	return []string{k.list, k.meta, k.counts, k.leases, k.expires, k.returns, k.ended, k.dead}
-}
 
 // registry is the set of every list's name: STATUS reads it instead of scanning the keyspace.
 // It lives in a slot of its own, so it is written outside the lists' scripts, once, by the

@@ -207,7 +207,7 @@ func (s *Store) Reload(ctx context.Context, name string, lines []string, digest 
 
 // onLease runs a script (scriptEnd, scriptExtend) on the lease that ref names, with ARGV the
 // channel, the list's name, the id, the line, then args, and maps the scripts' failures. By id,
-// KEYS[9] is the lease's index entry, and the script runs on ref.List when it is given (and in
+// KEYS[3] is the lease's index entry, and the script runs on ref.List when it is given (and in
 // the id's slot), else on the list that the index entry names; a script that does not find the
 // lease in ref.List and finds that the entry names another list runs again there. Under a
 // request, the outcome recorded in the id's slot (a retry's: the lease and its index entry may
@@ -420,8 +420,8 @@ func (s *Store) sweep(ctx context.Context) {
 		chores := make([]*goredis.IntCmd, len(page))
 		for i, name := range page {
 			k := s.keysOf(name)
-			dues[i] = pipe.HGet(ctx, k.meta, "due")
-			chores[i] = pipe.Exists(ctx, k.chores)
+			dues[i] = pipe.HGet(ctx, k.meta(), "due")
+			chores[i] = pipe.Exists(ctx, k.chores())
 		}
 		_, _ = pipe.Exec(ctx)
 		for i, name := range page {

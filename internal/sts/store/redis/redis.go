@@ -62,7 +62,7 @@ type Store struct {
 	replWait time.Duration
 	limits   store.Limits
 	log      *slog.Logger
-	tomb     string // what a removal from a chunk's middle overwrites its line with before LREM (scripts.go)
+	tombArg  any // what a removal from a chunk's middle overwrites its line with before LREM (scripts.go)
 	observer *observer
 
 	lists      atomic.Int64 // the registry's size, as last seen (Limits.MaxLists)
@@ -134,7 +134,7 @@ func New(o Options) (*Store, error) {
 	_, _ = rand.Read(tomb)
 	s := &Store{
 		client: o.Client, cmd: cmd, prefix: o.KeyPrefix, replicas: o.MinReplicas, replWait: o.ReplicaTimeout,
-		limits: o.Limits, log: o.Log, observer: obs, tomb: "\x00sts-removed-" + hex.EncodeToString(tomb),
+		limits: o.Limits, log: o.Log, observer: obs, tombArg: "\x00sts-removed-" + hex.EncodeToString(tomb),
 		due: make(chan struct{}, 1),
 	}
 	s.waits.init()
@@ -196,16 +196,16 @@ func (s *Store) Close() error {
 }
 
 // runList runs a script of list k (scripts.go) made under request r (nil: none): KEYS are the
-// list's keys, r's outcome key, then extra (a staging directory, a lease's index entry); ARGV r's
+// list's key, r's outcome key, then extra (a staging directory, a lease's index entry); ARGV r's
 // window and fingerprint, the tombstone, then args.
 func (s *Store) runList(ctx context.Context, sc *goredis.Script, k keys, r *store.Request, extra []string, changes bool, args ...any) ([]any, error) {
-	keys := append(k.scriptKeys(), k.list) // the outcome key of no request: never read
-	argv := make([]any, 0, 3+len(args))
+	keys := make([]string, 2, 2+len(extra))
+	keys[0], keys[1] = k.list, k.list // the outcome key of no request: never read
+	argv := make([]any, 3, 3+len(args))
+	argv[0], argv[1], argv[2] = "", "", s.tombArg
 	if r != nil {
-		keys[len(keys)-1] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
-		argv = append(argv, max(r.Window.Milliseconds(), 1), r.Fingerprint, s.tomb)
-	} else {
-		argv = append(argv, "", "", s.tomb)
+		keys[1] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
+		argv[0], argv[1] = max(r.Window.Milliseconds(), 1), r.Fingerprint
 	}
 	return s.run(ctx, sc, append(keys, extra...), changes, append(argv, args...)...)
 }
@@ -378,7 +378,7 @@ func (s *Store) register(ctx context.Context, name string, flag any) error {
 	if s.limits.MaxLists > 0 {
 		s.countLists(ctx)
 	}
-	return s.failure(s.cmd.HSet(ctx, s.keysOf(name).meta, "registered", "1").Err())
+	return s.failure(s.cmd.HSet(ctx, s.keysOf(name).meta(), "registered", "1").Err())
 }
 
 // countLists reads the registry's size into s.lists and returns it (-1 if Redis did not answer).
@@ -624,7 +624,7 @@ func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait
 // readChunks reads up to n chunks of list k's directory from position from on, whole, in one
 // round trip after the directory's: their ids and lines. A chunk gone meanwhile reads empty.
 func (s *Store) readChunks(ctx context.Context, k keys, from, n int64) ([]string, [][]string, error) {
-	ids, err := s.cmd.LRange(ctx, k.chunks, from, from+n-1).Result()
+	ids, err := s.cmd.LRange(ctx, k.chunks(), from, from+n-1).Result()
 	if err != nil || len(ids) == 0 {
 		return nil, nil, s.failure(err)
 	}
@@ -768,7 +768,7 @@ func (s *Store) Replace(ctx context.Context, name string, lines []string, digest
 // script looks again when it swaps the lines in, so that of servers starting together one loads
 // the list and the others keep it, whatever their contents.
 func (s *Store) LoadOnce(ctx context.Context, name string, lines []string, digest string) (bool, string, error) {
-	meta, err := s.cmd.HMGet(ctx, s.keysOf(name).meta, "created", "digest").Result()
+	meta, err := s.cmd.HMGet(ctx, s.keysOf(name).meta(), "created", "digest").Result()
 	if err != nil {
 		return false, "", s.failure(err)
 	}
@@ -1013,7 +1013,7 @@ func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
 		for i, name := range page {
 			k := s.keysOf(name)
 			heads[i] = pipe.LLen(ctx, k.list)
-			metas[i] = pipe.HMGet(ctx, k.meta, "digest", "leased", "returned", "deadLettered", "rest")
+			metas[i] = pipe.HMGet(ctx, k.meta(), "digest", "leased", "returned", "deadLettered", "rest")
 		}
 		// A key of the wrong type fails its own command only: the list is shown with what could
 		// be read. Anything else (the connection) fails the whole answer.

@@ -28,21 +28,21 @@ import (
 // scripts make ("seq"). A chunk that RANDOM, FIND or a lease thinned below a quarter of
 // chunkLines is merged into a neighbour, so that chunks stay mostly full.
 //
-// KEYS are a list's keys (keys.go): KEYS[1] the list's head, KEYS[2] its meta hash (field
-// "created" marks that the list exists, since Redis deletes an empty LIST key; "digest" is
-// store.ListInfo.Digest; "indexed", "building", "epoch", "head" and "cursor" are the unique
-// index's; "leased", "returned" and "deadLettered" are the lease counters of store.ListInfo;
-// "due" and "deadClaim" are the lease scripts'), KEYS[3] the unique index (line -> count),
-// KEYS[4] to KEYS[8] the leases' keys (lease scripts, below), KEYS[9] the key of the outcome of
-// the client's store.Request, KEYS[10] when present the directory of chunks that a bulk change
-// was uploaded into (staging: a LIST of chunk ids, each chunk full but the last, all expiring
-// until a script adopts them) or a lease's index entry.
+// KEYS[1] is the list's key, its head; the prelude names its companions (keys.go): meta, its
+// meta hash (field "created" marks that the list exists, since Redis deletes an empty LIST key;
+// "digest" is store.ListInfo.Digest; "indexed", "building", "epoch", "head" and "cursor" are the
+// unique index's; "leased", "returned" and "deadLettered" are the lease counters of
+// store.ListInfo; "due" and "deadClaim" are the lease scripts'), counts the unique index, and the
+// leases' keys (lease scripts, below). KEYS[2] is the key of the outcome of the client's
+// store.Request (KEYS[1] again under none), KEYS[3] when present the directory of chunks that a
+// bulk change was uploaded into (staging: a LIST of chunk ids, each chunk full but the last, all
+// expiring until a script adopts them) or a lease's index entry.
 //
 // Requests (store/request.go). ARGV[1] is the request's window in ms ("" for a change made under
 // no request), ARGV[2] its fingerprint, ARGV[3] the tombstone (what a removal from the middle of
 // a chunk overwrites its line with before LREM: random, per server, so that no line equals it).
-// The prelude takes KEYS[9] and these off the tables, so that each script's own keys and
-// arguments start at KEYS[9] and ARGV[1], and answers the outcome recorded for the request, if
+// The prelude takes these off ARGV, so that each script's own arguments start at ARGV[1], and
+// answers the outcome recorded for the request, if
 // any, before the script does anything: the script's own reply, as it was (recall). A script
 // that makes its change replies through done, which records that reply under the request in the
 // same step. A failure that changes nothing is not recorded.
@@ -111,9 +111,11 @@ return {}
 
 // prelude is shared by every script of a list.
 var prelude = `
-local request, window, fingerprint, tomb = table.remove(KEYS, 9), table.remove(ARGV, 1), table.remove(ARGV, 1), table.remove(ARGV, 1)
+local list, request, staging = KEYS[1], KEYS[2], KEYS[3]
+local window, fingerprint, tomb = table.remove(ARGV, 1), table.remove(ARGV, 1), table.remove(ARGV, 1)
 ` + recall + `
-local list, meta, counts, leases, expires, returns, ended, dead, staging = unpack(KEYS)
+local meta, counts, leases, expires = list .. ':meta', list .. ':unique', list .. ':leases', list .. ':expires'
+local returns, ended, dead = list .. ':returns', list .. ':ended', list .. ':dead'
 local chunks, chores, todo, marks = list .. ':chunks', list .. ':chores', list .. ':indexing', list .. ':marks'
 local CHUNK = ` + strconv.Itoa(chunkLines) + `
 
@@ -142,14 +144,31 @@ end
 
 -- create marks the list as existing, and says whether no server has registered its name yet
 -- (in the registry, a key of another slot, which the server then writes).
+-- created says whether the list exists, once read (exists, open).
+local created
+
 local function create()
   redis.call('HSETNX', meta, 'created', '1')
+  created = true
   if redis.call('HEXISTS', meta, 'registered') == 1 then return 0 end
   return 1
 end
 
 local function exists()
-  return redis.call('EXISTS', meta) == 1
+  if created == nil then created = redis.call('EXISTS', meta) == 1 end
+  return created
+end
+
+-- sized returns the size of key, which must be a want (list, hash or zset) or missing: a read that
+-- fails on a key of another type, which stops the script (before any write: call it first) with
+-- an error naming the key. It costs less than wrongType's TYPE, for the scripts of every request.
+local sizes = {list = 'LLEN', hash = 'HLEN', zset = 'ZCARD'}
+local function sized(key, want)
+  local n = redis.pcall(sizes[want], key)
+  if type(n) == 'table' then
+    error(redis.error_reply('WRONGTYPE the key ' .. key .. ' holds a ' .. redis.call('TYPE', key)['ok'] .. ', not a ' .. want .. ': sts changes nothing in it'))
+  end
+  return n
 end
 
 -- noRoom says the list does not exist and the server found no room for one more list.
@@ -198,119 +217,137 @@ local function readIndex()
   end
 end
 
--- counted says whether the index counts the lines of chunk id (nil: the head).
-local function counted(id)
-  readIndex()
-  if state ~= 'building' then return state == 'indexed' end
-  if not id then
-    id = redis.call('HGET', meta, 'head')
-    if not id then return true end
-  end
-  local mark = redis.call('HGET', marks, id)
-  if mark then return mark == 'd' end
-  if not since then return true end
-  local n = tonumber(id)
-  return n ~= nil and n > since
-end
-
--- leaseCounted says whether the index counts the lines of a lease whose entry recorded epoch e
--- (nil: written before epochs, by a server whose index counted every lease).
-local function leaseCounted(e)
-  readIndex()
-  if state == 'none' then return false end
-  if e == nil then return state == 'indexed' or since == nil end
-  return e == epoch
-end
-
--- shard is the hash of the unique index that counts line: the index is cut into SHARDS hashes,
--- by a few of the line's bytes, since a hash table that doubles reallocates its whole table in
--- one command (8 MB at a million lines): each shard's is SHARDS times smaller.
+-- index makes the unique index's functions when a script first needs them: most lists have no
+-- index, and a script pays for every function it defines at each call.
 local SHARDS = ` + strconv.Itoa(indexShards) + `
-local shards = {}
-for i = 0, SHARDS - 1 do shards[i] = counts .. ':' .. i end
-local function shard(l)
-  local a, b, c, d = string.byte(l, 1, 4)
-  local e, f, g, h = string.byte(l, -4, -1)
-  local x = 7 * #l + (a or 0) + 3 * (b or 0) + 5 * (c or 0) + 7 * (d or 0)
-    + 11 * (e or 0) + 13 * (f or 0) + 17 * (g or 0) + 19 * (h or 0)
-  return shards[x % SHARDS]
-end
+local ix
+local function index()
+  if ix then return ix end
+  -- counted says whether the index counts the lines of chunk id (nil: the head).
+  local function counted(id)
+    readIndex()
+    if state ~= 'building' then return state == 'indexed' end
+    if not id then
+      id = redis.call('HGET', meta, 'head')
+      if not id then return true end
+    end
+    local mark = redis.call('HGET', marks, id)
+    if mark then return mark == 'd' end
+    if not since then return true end
+    local n = tonumber(id)
+    return n ~= nil and n > since
+  end
 
-local function indexed(line)
-  return (tonumber(redis.call('HGET', shard(line), line)) or 0) > 0
-end
+  -- leaseCounted says whether the index counts the lines of a lease whose entry recorded epoch e
+  -- (nil: written before epochs, by a server whose index counted every lease).
+  local function leaseCounted(e)
+    readIndex()
+    if state == 'none' then return false end
+    if e == nil then return state == 'indexed' or since == nil end
+    return e == epoch
+  end
 
--- startIndex makes each shard a hash table from its first line: a new hash is a listpack, in
--- which each field costs a scan of the others (up to hash-max-listpack-entries, 512 by default),
--- and a step of the build writes to every shard. A field longer than hash-max-listpack-value,
--- counting 0 (which is no line's count), makes it a hash table for good.
-local function startIndex()
-  local field = '\0sts: keeps this shard a hash table\0' .. string.rep('.', 64)
-  for i = 0, SHARDS - 1 do redis.call('HSET', shards[i], field, 0) end
-end
+  -- shard is the hash of the unique index that counts line: the index is cut into SHARDS hashes,
+  -- by a few of the line's bytes, since a hash table that doubles reallocates its whole table in
+  -- one command (8 MB at a million lines): each shard's is SHARDS times smaller.
+  local shards = {}
+  local function shardKey(i)
+    local key = shards[i]
+    if not key then
+      key = counts .. ':' .. i
+      shards[i] = key
+    end
+    return key
+  end
+  local function shard(l)
+    local a, b, c, d = string.byte(l, 1, 4)
+    local e, f, g, h = string.byte(l, -4, -1)
+    local x = 7 * #l + (a or 0) + 3 * (b or 0) + 5 * (c or 0) + 7 * (d or 0)
+      + 11 * (e or 0) + 13 * (f or 0) + 17 * (g or 0) + 19 * (h or 0)
+    return shardKey(x % SHARDS)
+  end
 
--- count adds delta to the count of each of lines: one HINCRBY a line for a few, and for more
--- (a chunk the build counts) their counts read and written back a shard at a time, which costs
--- Redis a third of as many HINCRBYs.
-local function count(lines, delta)
-  if #lines <= 8 then
+  local function indexed(line)
+    return (tonumber(redis.call('HGET', shard(line), line)) or 0) > 0
+  end
+
+  -- startIndex makes each shard a hash table from its first line: a new hash is a listpack, in
+  -- which each field costs a scan of the others (up to hash-max-listpack-entries, 512 by default),
+  -- and a step of the build writes to every shard. A field longer than hash-max-listpack-value,
+  -- counting 0 (which is no line's count), makes it a hash table for good.
+  local function startIndex()
+    local field = '\0sts: keeps this shard a hash table\0' .. string.rep('.', 64)
+    for i = 0, SHARDS - 1 do redis.call('HSET', shardKey(i), field, 0) end
+  end
+
+  -- count adds delta to the count of each of lines: one HINCRBY a line for a few, and for more
+  -- (a chunk the build counts) their counts read and written back a shard at a time, which costs
+  -- Redis a third of as many HINCRBYs.
+  local function count(lines, delta)
+    if #lines <= 8 then
+      for _, l in ipairs(lines) do
+        local key = shard(l)
+        if redis.call('HINCRBY', key, l, delta) <= 0 then redis.call('HDEL', key, l) end
+      end
+      return
+    end
+    local by, groups = {}, {}
     for _, l in ipairs(lines) do
-      local key = shard(l)
-      if redis.call('HINCRBY', key, l, delta) <= 0 then redis.call('HDEL', key, l) end
-    end
-    return
-  end
-  local by, groups = {}, {}
-  for _, l in ipairs(lines) do
-    if by[l] then
-      by[l] = by[l] + delta
-    else
-      by[l] = delta
-      local key = shard(l)
-      local group = groups[key]
-      if not group then
-        group = {}
-        groups[key] = group
-      end
-      group[#group + 1] = l
-    end
-  end
-  for key, group in pairs(groups) do
-    local set, gone = {}, {}
-    for j, n in ipairs(redis.call('HMGET', key, unpack(group))) do
-      local l = group[j]
-      local c = (tonumber(n) or 0) + by[l]
-      if c > 0 then
-        set[#set + 1] = l
-        set[#set + 1] = c
+      if by[l] then
+        by[l] = by[l] + delta
       else
-        gone[#gone + 1] = l
+        by[l] = delta
+        local key = shard(l)
+        local group = groups[key]
+        if not group then
+          group = {}
+          groups[key] = group
+        end
+        group[#group + 1] = l
       end
     end
-    if #set > 0 then redis.call('HSET', key, unpack(set)) end
-    if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
+    for key, group in pairs(groups) do
+      local set, gone = {}, {}
+      for j, n in ipairs(redis.call('HMGET', key, unpack(group))) do
+        local l = group[j]
+        local c = (tonumber(n) or 0) + by[l]
+        if c > 0 then
+          set[#set + 1] = l
+          set[#set + 1] = c
+        else
+          gone[#gone + 1] = l
+        end
+      end
+      if #set > 0 then redis.call('HSET', key, unpack(set)) end
+      if #gone > 0 then redis.call('HDEL', key, unpack(gone)) end
+    end
   end
+
+  ix = {counted = counted, leaseCounted = leaseCounted, indexed = indexed, start = startIndex, count = count, shardKey = shardKey}
+  return ix
 end
 
 -- left counts lines that left chunk id: consumed, or lent (lent lines are counted).
 local function left(lines, id, lend)
   readIndex()
   if state == 'none' then return end
-  local c = counted(id)
-  if c and not lend then count(lines, -1) elseif lend and not c then count(lines, 1) end
+  local c = index().counted(id)
+  if c and not lend then index().count(lines, -1) elseif lend and not c then index().count(lines, 1) end
 end
 
 -- arrived counts lines that arrived in chunk id, counted before (a lease's) or not (new ones).
 local function arrived(lines, id, was)
   readIndex()
   if state == 'none' then return end
-  local c = counted(id)
-  if c and not was then count(lines, 1) elseif was and not c then count(lines, -1) end
+  local c = index().counted(id)
+  if c and not was then index().count(lines, 1) elseif was and not c then index().count(lines, -1) end
 end
 
 -- dropIndex forgets the unique index, built or being built.
 local function dropIndex()
-  redis.call('UNLINK', counts, todo, marks, unpack(shards, 0, SHARDS - 1))
+  local keys = {counts, todo, marks}
+  for i = 0, SHARDS - 1 do keys[#keys + 1] = index().shardKey(i) end
+  redis.call('UNLINK', unpack(keys))
   redis.call('HDEL', meta, 'indexed', 'building', 'head', 'cursor')
   state, since = 'none', nil
 end
@@ -327,6 +364,20 @@ end
 
 local function length()
   return redis.call('LLEN', list) + restOf()
+end
+
+-- open reads in one command what a request's script needs of the meta hash: whether the list
+-- exists, rest, the unique index's state.
+local function open()
+  local v = redis.call('HMGET', meta, 'created', 'rest', 'indexed', 'building', 'epoch')
+  created, rest, epoch = v[1] ~= false, tonumber(v[2]) or 0, tonumber(v[5]) or 0
+  if v[3] then
+    state = 'indexed'
+  elseif v[4] then
+    state, since = 'building', tonumber(v[4])
+  else
+    state = 'none'
+  end
 end
 
 local function newChunk()
@@ -363,7 +414,7 @@ local function promote()
       addRest(-size)
       readIndex()
       if state == 'building' then
-        if counted(id) then redis.call('HDEL', meta, 'head') else redis.call('HSET', meta, 'head', id) end
+        if index().counted(id) then redis.call('HDEL', meta, 'head') else redis.call('HSET', meta, 'head', id) end
       end
       return true
     end
@@ -607,13 +658,13 @@ end
 
 -- consumed forgets lines taken for good: their returns (lease scripts) are forgotten, so that a
 -- line added again later starts its count afresh. The index forgot them as they left.
-local function consumed(lines)
+local function consumed(lines, returned)
   emptied()
-  if redis.call('EXISTS', returns) == 0 then return end
+  if (returned or redis.call('EXISTS', returns)) == 0 then return end
   push('HDEL', returns, lines)
 end
 
--- staged says whether the n lines of an upload are all in the chunks KEYS[10] lists: as many
+-- staged says whether the n lines of an upload are all in the chunks KEYS[3] lists: as many
 -- chunks, the last with the rest. An upload writes the directory last, and Redis applies a
 -- connection's writes in order, on its replicas too: a directory that arrived whole after a
 -- failover tells that every chunk before it did.
@@ -737,11 +788,13 @@ end
 // random numbers are the same on every call). Replies {0, lines}, {1} not loaded, {2} empty,
 // {3, size} too short.
 var scriptRead = prelude + `
-local err = wrongType(returns, leases, dead)
-if err then return err end
+open()
+for _, key in ipairs({list, chunks, dead}) do sized(key, 'list') end
+for _, key in ipairs({counts, leases}) do sized(key, 'hash') end
+local returned = sized(returns, 'hash')
 local picked, status, size = pick(ARGV[1], tonumber(ARGV[2]), 4, false)
 if not picked then return {status, size} end
-if ARGV[3] == '1' then pushBack(picked, false) else consumed(picked) end
+if ARGV[3] == '1' then pushBack(picked, false) else consumed(picked, returned) end
 return done({0, picked})
 `
 
@@ -780,11 +833,11 @@ if ARGV[3] == '1' then
     if length() > 0 or lent() > 0 then return {5, created} end
     -- Nothing to count: the index starts here.
     dropIndex()
-    startIndex()
+    index().start()
     redis.call('HSET', meta, 'indexed', '1')
     state = 'indexed'
   end
-  if indexed(line) then return {1, created} end
+  if index().indexed(line) then return {1, created} end
 end
 local max = tonumber(ARGV[4])
 if max > 0 and length() + lent() + 1 > max then return {2, created} end
@@ -810,7 +863,7 @@ if state == 'indexed' then return {0} end
 if state == 'none' then
   if redis.call('LLEN', dead) > budget then return {2} end
   dropIndex()
-  startIndex()
+  index().start()
   epoch = redis.call('HINCRBY', meta, 'epoch', 1)
   -- The head gets an id, to count it by, like the chunks of the directory.
   local head
@@ -821,14 +874,14 @@ if state == 'none' then
     redis.call('LPUSH', todo, head)
     redis.call('HSET', meta, 'head', head)
   end
-  count(redis.call('LRANGE', dead, 0, -1), 1)
+  index().count(redis.call('LRANGE', dead, 0, -1), 1)
   redis.call('HSET', meta, 'building', since)
   state = 'building'
 end
 while budget > 0 do
   local id = redis.call('LPOP', todo)
   if not id then break end
-  if not counted(id) then
+  if not index().counted(id) then
     local atHead = redis.call('HGET', meta, 'head') == id
     local key = chunkKey(id)
     if atHead then key = list end
@@ -842,7 +895,7 @@ while budget > 0 do
       -- Longer than a step counts (a list of an earlier version): its first lines become a
       -- chunk of their own, counted, in front of it.
       local lines = redis.call('LPOP', key, budget)
-      count(lines, 1)
+      index().count(lines, 1)
       if atHead then
         redis.call('RENAME', list, chunkKey(id))
         redis.call('LPUSH', chunks, id)
@@ -857,7 +910,7 @@ while budget > 0 do
       redis.call('LPUSH', todo, id)
       budget = 0
     else
-      count(redis.call('LRANGE', key, 0, -1), 1)
+      index().count(redis.call('LRANGE', key, 0, -1), 1)
       redis.call('HSET', marks, id, 'd')
       budget = budget - math.max(size, 1)
     end
@@ -871,7 +924,7 @@ if since then
   for i = 1, #entries, 2 do
     local max, lines, e, snap = cmsgpack.unpack(entries[i + 1])
     if e ~= epoch then
-      count(lines, 1)
+      index().count(lines, 1)
       redis.call('HSET', leases, entries[i], cmsgpack.pack(max, lines, epoch, snap))
     end
   end
@@ -895,7 +948,7 @@ if noRoom() then return {4, 0} end
 return {0, create()}
 `
 
-// scriptInsert is LOAD FIRST/LAST: the lines staged in the chunks KEYS[10] lists go to the front
+// scriptInsert is LOAD FIRST/LAST: the lines staged in the chunks KEYS[3] lists go to the front
 // or the end, in their order (splice). ARGV: position (F or L), the most lines a list may hold,
 // how many lines were staged, the notification channel, the list's name, full. Replies {0,
 // unregistered}, {2, unregistered} list full, {3, 0} the staged lines are not all there (lost in
@@ -1030,23 +1083,23 @@ return {0, len, page}
 // channel and the list's name, then each script's own. Their time is Redis' (TIME, replicated as
 // the script's effects), so that every server agrees on when a lease runs out.
 //
-// KEYS[4] holds the running leases (id -> cmsgpack of max deliveries, lines, the index's epoch
+// leases holds the running leases (id -> cmsgpack of max deliveries, lines, the index's epoch
 // when they are counted in it, and the returns of each line when it was taken, which a RESET does
-// not take from it), KEYS[5] their expiries (a sorted set of ids, by Unix ms), KEYS[6] the returns
-// per line value of the lines in the list, KEYS[7] the leases that ended without an
+// not take from it), expires their expiries (a sorted set of ids, by Unix ms), returns the
+// returns per line value of the lines in the list, ended the leases that ended without an
 // acknowledgement ("<how>:<id>", by when to forget them: an entry whose time has passed is
-// forgotten, whether or not it was removed yet), KEYS[8] the lines bound for the dead-letter list
-// (scriptDeadLetters), and KEYS[9] (KEYS[10] as sent), when the lease is named by its id, the
-// lease's index entry (keys.go: in the list's slot, since the id carries the slot's tag). The
-// meta hash counts "leased" lines (those of KEYS[4] and KEYS[8]), "returned" and "deadLettered"
-// ones, and keeps "due", when the list next needs the expiry loop.
+// forgotten, whether or not it was removed yet), dead the lines bound for the dead-letter list
+// (scriptDeadLetters), and KEYS[3], when the lease is named by its id, the lease's index entry
+// (keys.go: in the list's slot, since the id carries the slot's tag). The meta hash counts
+// "leased" lines (those of leases and dead), "returned" and "deadLettered" ones, and keeps
+// "due", when the list next needs the expiry loop.
 //
 // Every lease script first gives back the lines of the leases that have run out (expire, up to
 // expiryBatch of them: the expiry loop comes back at once for the others, and a lease named by a
 // script that ran out meanwhile ends there), and replies through reply: {status, due, earlier,
 // dead, ...}, where due is when the list next needs the expiry loop (-1: never), earlier 1 when
 // that is earlier than the time recorded before (the server then tells the loop's schedule,
-// which is in another slot), and dead 1 when lines went to KEYS[8], on their way to the dead
+// which is in another slot), and dead 1 when lines went to dead, on their way to the dead
 // letters.
 //
 // Key types. The hot scripts (a leased read or take, an Ack) do not check each key's type with
@@ -1057,7 +1110,8 @@ return {0, len, page}
 // release, RANDOM, the unique index) calls checkTypes first.
 var leasePrelude = prelude + `
 local channel, name = ARGV[1], ARGV[2]
-local index = staging
+-- indexEntry is the lease's index entry (KEYS[3]), when the lease is named by its id.
+local indexEntry = staging
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local memory = ` + strconv.FormatInt(store.LeaseMemory.Milliseconds(), 10) + `
@@ -1111,7 +1165,7 @@ local function hold(id, lines, ttl, max, snap)
   redis.call('HSET', leases, id, cmsgpack.pack(max, lines, e, snap))
   redis.call('ZADD', expires, expiry, id)
   redis.call('HINCRBY', meta, 'leased', #lines)
-  redis.call('SET', index, name, 'PX', ttl + memory)
+  redis.call('SET', indexEntry, name, 'PX', ttl + memory)
   lower(expiry)
   return expiry
 end
@@ -1121,7 +1175,7 @@ end
 -- first write, after checks of meta (here) and of the lease's keys (expire, locate). Otherwise
 -- ('expired', 'released'), after checkTypes, each line's return is counted, and it goes back to
 -- the list at pos (F or L, keeping the lease's order) or, once it has come back max deliveries
--- times, to KEYS[8], on its way to the dead letters: still counted as leased until it is there.
+-- times, to dead, on its way to the dead letters: still counted as leased until it is there.
 local function finish(id, how, pos, at, packed)
   packed = packed or redis.call('HGET', leases, id)
   if not packed then
@@ -1131,7 +1185,7 @@ local function finish(id, how, pos, at, packed)
     return nil
   end
   local max, lines, e, snap = cmsgpack.unpack(packed)
-  local was = leaseCounted(e)
+  local was = index().leaseCounted(e)
   local gone, goneSnap = lines, snap
   if at then
     gone = {table.remove(lines, at)}
@@ -1160,7 +1214,7 @@ local function finish(id, how, pos, at, packed)
   end
   if how == 'acked' then
     redis.call('HINCRBY', meta, 'leased', -#gone)
-    if was then count(gone, -1) end
+    if was then index().count(gone, -1) end
     emptied()
     return nil
   end
@@ -1171,7 +1225,7 @@ local function finish(id, how, pos, at, packed)
       redis.call('HDEL', returns, l)
       redis.call('RPUSH', dead, l)
       -- Lines bound for the dead letters are counted by the index.
-      if state ~= 'none' and not was then count({l}, 1) end
+      if state ~= 'none' and not was then index().count({l}, 1) end
       condemned = true
       lower(now)
     else
@@ -1253,8 +1307,8 @@ end
 -- elsewhere is the list that the index entry names when it is not this one: the lease named by
 -- id, not found here, may be another list's (the server was told the wrong list).
 local function elsewhere()
-  if not index then return nil end
-  local owner = redis.pcall('GET', index)
+  if not indexEntry then return nil end
+  local owner = redis.pcall('GET', indexEntry)
   if type(owner) == 'string' and owner ~= name then return owner end
   return nil
 end
@@ -1298,7 +1352,7 @@ local function answer(status, ...)
 end
 `
 
-// scriptReadLeased is READ with a lease. KEYS[9]: the lease's index entry. ARGV: channel, name,
+// scriptReadLeased is READ with a lease. KEYS[3]: the lease's index entry. ARGV: channel, name,
 // position, n, the lease's id, ttl (ms), max deliveries, then for R the fractions (scriptRead).
 // Replies answer(0, expiry, lines, id) (a recalled outcome's id is another than the one this call
 // chose), or scriptRead's failures through answer: 1, 2, or 3 and the length. Before its first
@@ -1325,7 +1379,7 @@ local expiry = hold(ARGV[5], picked, tonumber(ARGV[6]), tonumber(ARGV[7]), snaps
 return answer(0, expiry, picked, ARGV[5])
 `
 
-// scriptTakeLeased takes the line FIND's scan chose under a lease (take). KEYS[9]: the lease's
+// scriptTakeLeased takes the line FIND's scan chose under a lease (take). KEYS[3]: the lease's
 // index entry. ARGV: channel, name, line, the chunk's id, the line's index in it, the lease's id,
 // ttl (ms), max deliveries. Replies answer(0, expiry, line, id), answer(1) gone.
 var scriptTakeLeased = leasePrelude + `
@@ -1347,7 +1401,7 @@ local expiry = hold(ARGV[6], {line}, tonumber(ARGV[7]), tonumber(ARGV[8]), snaps
 return answer(0, expiry, line, ARGV[6])
 `
 
-// scriptEnd is Ack and Release. KEYS[9], with an id: the lease's index entry, which an Ack
+// scriptEnd is Ack and Release. KEYS[3], with an id: the lease's index entry, which an Ack
 // deletes. ARGV: channel, name, the lease's id (empty for one by line), the line, how ('acked' or
 // 'released'), position (F or L). Replies answer(0), answer(1) no such lease, answer(2, how) it
 // ended: a release of a lease that ended is done already, and succeeds; answer(3, list) the index
@@ -1369,7 +1423,7 @@ end
 if id then
   err = finish(id, how, ARGV[6], at, packed)
   if err then return err end
-  if how == 'acked' and index then redis.call('DEL', index) end
+  if how == 'acked' and indexEntry then redis.call('DEL', indexEntry) end
   return answer(0)
 end
 if ended and how == 'released' then return answer(0) end
@@ -1379,7 +1433,7 @@ if owner then return answer(3, owner) end
 return answer(1)
 `
 
-// scriptExtend is Extend. KEYS[9], with an id: the lease's index entry, which lives on
+// scriptExtend is Extend. KEYS[3], with an id: the lease's index entry, which lives on
 // LeaseMemory past the new expiry. ARGV: channel, name, the lease's id (empty for one by line),
 // the line, ttl (ms). Replies answer(0, id, expiry), or scriptEnd's failures.
 var scriptExtend = leasePrelude + `
@@ -1400,7 +1454,7 @@ end
 readDue()
 local expiry = now + tonumber(ARGV[5])
 redis.call('ZADD', expires, expiry, id)
-if index then redis.call('PEXPIREAT', index, expiry + memory) end
+if indexEntry then redis.call('PEXPIREAT', indexEntry, expiry + memory) end
 lower(expiry)
 return answer(0, id, expiry)
 `
@@ -1411,7 +1465,7 @@ return answer(0, id, expiry)
 // uploaded. The leases' hash goes whole to the chores, which delete their index entries (an entry
 // whose lease is gone answers ErrLeaseNotFound meanwhile); their lines are consumed (their unique
 // counts and returns go with the content), "leased" drops by them, and their expiries go. Lines
-// waiting in KEYS[8] are no lease's any more: they stay there, still counted in "leased", until
+// waiting in dead are no lease's any more: they stay there, still counted in "leased", until
 // scriptDeadLetters moves them, which reply's dead flag asks of the server. ARGV: channel, name,
 // the slot tag of the list's lease ids (slots.go), the index entry of that tag alone (leaseIndex:
 // an id's entry is that followed by the rest of the id), digest ("" for none), the most lines a
@@ -1455,7 +1509,7 @@ runChores(` + strconv.Itoa(choreBudget) + `)
 return reply(0, true)
 `
 
-// scriptDeadLetters moves the lines waiting in KEYS[8] to the dead-letter list, a batch at a time:
+// scriptDeadLetters moves the lines waiting in dead to the dead-letter list, a batch at a time:
 // the server copies a batch into that list (another slot), then calls again to drop it here, so
 // that a crash between the two copies a batch twice at worst, and never loses it. The batch is
 // claimed (meta field "deadClaim": "<token> <ms>") so that servers moving at once do not both
@@ -1476,7 +1530,7 @@ if moved > 0 then
   redis.call('HINCRBY', meta, 'leased', -moved)
   redis.call('HINCRBY', meta, 'deadLettered', moved)
   readIndex()
-  if state ~= 'none' then count(lines, -1) end
+  if state ~= 'none' then index().count(lines, -1) end
   emptied()
 end
 if redis.call('LLEN', dead) == 0 then

@@ -1,0 +1,133 @@
+package sts
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/testutil"
+)
+
+// BenchmarkRedisReadFirstVsLPOPHandler measures READ FIRST KEEP=FALSE on Redis against its
+// ceiling: a bare net/http handler that pops one line of a plain LIST per request with one LPOP,
+// through the client the Redis backend uses, with the same settings (Connection.Client, then
+// AutoPipeline), and answers the same bytes. Both run over benchConns keep-alive connections,
+// alternating redisRounds times, beside `redis-benchmark -t lpop` on the same Redis and READ
+// FIRST on the memory backend. Metrics: "x-lpop-http", the table server's rate over the
+// ceiling's (aim ≥ 0.85); "x-redis-benchmark"; and the allocations per request of each
+// ("sts-allocs/req", "lpop-http-allocs/req", "memory-allocs/req"), which count the load
+// generator's too, the same for all three: their differences are the servers'.
+func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
+	rig := startRedisRig(b)
+	ts := rig.server(b)
+	mem := memoryServer(b)
+	client := keepAliveClient(benchConns)
+	lineBody := len(okBody(strings.Repeat("0", redisLine)))
+	n := max(b.N, 5000)
+	lines := redisLines("", 0, redisRounds*n+1000)
+	redisLoad(b, ts, "drain", lines)
+	if err := mem.store.Replace(context.Background(), "drain", redisLines("", 0, redisRounds*n+1000), ""); err != nil {
+		b.Fatal(err)
+	}
+	ceiling := startLPOPHandler(b, rig.redis.URL(), "plain", lines)
+	const lpops = 20_000
+	b.ResetTimer()
+	var sts, lpop, memRate, bench, stsAllocs, lpopAllocs, memAllocs float64
+	for range redisRounds {
+		bench += rig.redis.BenchmarkLPOP(b, benchConns, lpops)
+		rate, allocs := allocsPerRequest(func() float64 { return requestsPerSecond(b, client, ceiling, n, lineBody) }, n)
+		lpop, lpopAllocs = lpop+rate, lpopAllocs+allocs
+		rate, allocs = allocsPerRequest(func() float64 {
+			return requestsPerSecond(b, client, ts.base+"/sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE", n, lineBody)
+		}, n)
+		sts, stsAllocs = sts+rate, stsAllocs+allocs
+		rate, allocs = allocsPerRequest(func() float64 {
+			return requestsPerSecond(b, client, mem.base+"/sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE", n, lineBody)
+		}, n)
+		memRate, memAllocs = memRate+rate, memAllocs+allocs
+	}
+	b.StopTimer()
+	b.ReportMetric(sts/redisRounds, "sts-req/s")
+	b.ReportMetric(lpop/redisRounds, "lpop-http-req/s")
+	b.ReportMetric(sts/lpop, "x-lpop-http")
+	b.ReportMetric(sts/bench, "x-redis-benchmark")
+	b.ReportMetric(lpop/bench, "lpop-http-x-redis-benchmark")
+	b.ReportMetric(memRate/redisRounds, "memory-req/s")
+	b.ReportMetric(stsAllocs/redisRounds, "sts-allocs/req")
+	b.ReportMetric(lpopAllocs/redisRounds, "lpop-http-allocs/req")
+	b.ReportMetric(memAllocs/redisRounds, "memory-allocs/req")
+}
+
+// allocsPerRequest runs load, which makes n requests and returns their rate, and returns that
+// rate with the heap allocations of the whole process per request meanwhile.
+func allocsPerRequest(load func() float64, n int) (rate, allocs float64) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rate = load()
+	runtime.ReadMemStats(&after)
+	return rate, float64(after.Mallocs-before.Mallocs) / float64(n)
+}
+
+// memoryServer starts a table server on the memory backend, whatever STS_TEST_BACKEND says.
+func memoryServer(b *testing.B) *testServer {
+	b.Helper()
+	cfg := testConfig(b)
+	mem := memory.New(memory.WithLimits(cfg.Limits))
+	srv, err := NewServer(cfg, mem, slog.New(slog.NewTextHandler(&syncbuf.Buffer{}, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := &testServer{srv: srv, store: mem, mem: mem, dir: cfg.DatasetDir, cfg: cfg}
+	ts.listen(b)
+	return ts
+}
+
+// startLPOPHandler fills the plain LIST key with lines and serves, from a bare net/http handler,
+// one LPOP of it per request, answered as READ answers a line: the ceiling of READ FIRST on
+// Redis. Its client is the Redis backend's, with the same settings.
+func startLPOPHandler(b *testing.B, url, key string, lines []string) string {
+	b.Helper()
+	conn, err := redisstore.Connection{URL: url}.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = conn.Close() })
+	ctx := context.Background()
+	for i := 0; i < len(lines); i += 1000 {
+		part := lines[i:min(i+1000, len(lines))]
+		values := make([]any, len(part))
+		for j, line := range part {
+			values[j] = line
+		}
+		if err := conn.RPush(ctx, key, values...).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pipelined, err := conn.AutoPipeline()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		line, err := pipelined.LPop(r.Context(), key).Result()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(testutil.OKBody(line)))
+	})}
+	go func() { _ = hs.Serve(ln) }()
+	b.Cleanup(func() { _ = hs.Close() })
+	return "http://" + ln.Addr().String() + "/"
+}
