@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,14 +88,9 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 		return guardLines(fmt.Sprintf("f%d-", fresh), n)
 	}
 
-	// slow runs setup, then measure, and returns what the store sent over the bound meanwhile.
-	slow := func(name string, setup, measure func() error) []string {
+	// slow runs measure and returns what the store sent over the bound meanwhile.
+	slow := func(name string, measure func() error) []string {
 		t.Helper()
-		if setup != nil {
-			if err := setup(); err != nil {
-				t.Fatalf("%s, before: %v", name, err)
-			}
-		}
 		srv.SlowLog(t)
 		srv.Latency(t)
 		srv.CommandStats(t)
@@ -129,48 +125,57 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 		}
 		return over
 	}
-	step := func(name string, setup, measure func() error) {
+	// step runs measure on the lists as the steps before left them; when the store sent a
+	// command over the bound, it makes the lists so again with again (none: they are), and runs
+	// measure once more.
+	step := func(name string, measure, again func() error) {
 		t.Helper()
-		over := slow(name, setup, measure)
+		over := slow(name, measure)
 		if len(over) == 0 {
 			return
 		}
 		t.Logf("%s: %d commands over %v, the step runs again:\n%s", name, len(over), redistest.SlowCommand, strings.Join(over, "\n"))
-		if over = slow(name+" again", setup, measure); len(over) > 0 {
+		if again != nil {
+			if err := again(); err != nil {
+				t.Fatalf("%s, before it runs again: %v", name, err)
+			}
+		}
+		if over = slow(name+" again", measure); len(over) > 0 {
 			t.Errorf("%s blocked Redis for more than %v, twice (%d commands):\n%s", name, redistest.SlowCommand, len(over), strings.Join(over, "\n"))
 		}
 	}
 	load := func() error { return s.Replace(ctx, "big", lines, "") }
 	uniqueAdd := func() error { return s.Add(ctx, "big", freshLines(1)[0], store.Last, true) }
 
-	step("LOAD REPLACE", nil, load)
-	step("ADD UNIQUE first", load, uniqueAdd)
-	step("ADD UNIQUE", nil, func() error {
+	step("LOAD REPLACE", load, nil)
+	step("ADD UNIQUE first", uniqueAdd, load)
+	step("ADD UNIQUE", func() error {
 		if err := s.Add(ctx, "big", lines[len(lines)/2], store.Last, true); err != store.ErrDuplicate {
 			return fmt.Errorf("a line of the list added again: %v, want %v", err, store.ErrDuplicate)
 		}
 		return s.Add(ctx, "big", freshLines(1)[0], store.First, true)
-	})
-	step("READ RANDOM", nil, func() error {
+	}, nil)
+	step("READ RANDOM", func() error {
 		return times(200, func(int) error { _, err := s.Read(ctx, "big", store.Random, 1, false, 0); return err })
-	})
-	step("READ RANDOM KEEP", nil, func() error {
+	}, nil)
+	step("READ RANDOM KEEP", func() error {
 		return times(200, func(int) error { _, err := s.Read(ctx, "big", store.Random, 1, true, 0); return err })
-	})
-	step("READ FIRST and LAST", nil, func() error {
+	}, nil)
+	step("READ FIRST and LAST", func() error {
 		return times(200, func(i int) error { _, err := s.Read(ctx, "big", store.Position(i%2), 3, i%4 < 2, 0); return err })
-	})
-	step("FIND at the end", func() error { return s.Add(ctx, "big", "needle", store.Last, false) }, func() error {
+	}, nil)
+	needle := func() error { return s.Add(ctx, "big", "needle", store.Last, false) }
+	must(t, needle())
+	step("FIND at the end", func() error {
 		found, err := s.Find(ctx, "big", func(line string) (bool, error) { return line == "needle", nil }, false, 0)
 		if err == nil && found != "needle" {
 			err = fmt.Errorf("found %q", found)
 		}
 		return err
-	})
-	step("LOAD FIRST", nil, func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.First) })
-	step("LOAD LAST", nil, func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.Last) })
-	step("LENGTH", nil, func() error { _, err := s.Length(ctx, "big"); return err })
-	step("PAGE in the middle", nil, func() error {
+	}, needle)
+	step("LOAD FIRST", func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.First) }, nil)
+	step("LENGTH", func() error { _, err := s.Length(ctx, "big"); return err }, nil)
+	step("PAGE in the middle", func() error {
 		n, err := s.Length(ctx, "big")
 		if err != nil {
 			return err
@@ -180,74 +185,89 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 			err = fmt.Errorf("a page of %d lines", len(page))
 		}
 		return err
-	})
-	step("SAVE and EXPORT", nil, func() error {
+	}, nil)
+	step("SAVE and EXPORT", func() error {
 		all, err := s.Lines(ctx, "big")
 		if err == nil && len(all) < sc.lines {
 			err = fmt.Errorf("%d lines", len(all))
 		}
 		return err
-	})
-	// LOAD LAST into a list whose index is built leaves the lines it brought to be counted.
-	step("ADD UNIQUE after LOAD", func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.Last) }, uniqueAdd)
+	}, nil)
+	// LOAD LAST into a list whose index is built leaves the lines it brought to be counted, by
+	// the next UNIQUE ADD.
+	loadLast := func() error { return s.Insert(ctx, "big", freshLines(sc.lines/4), store.Last) }
+	step("LOAD LAST", loadLast, nil)
+	step("ADD UNIQUE after LOAD", uniqueAdd, loadLast)
 
-	leaseSpec := store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}
-	takeLeases := func() error {
-		return parallel(sc.leases, func(int) error { _, err := s.ReadLeased(ctx, "big", store.First, 1, leaseSpec, 0); return err })
-	}
-	step("leases taken", nil, takeLeases)
+	step("leases taken", func() error {
+		spec := store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}
+		return parallel(5000, func(int) error { _, err := s.ReadLeased(ctx, "big", store.First, 1, spec, 0); return err })
+	}, nil)
 	dead := store.DeadLetterList("big")
-	deadBefore := 0
+	expiring := func() error { return holdExpiredLeases(srv, "guard:{big}", sc.leases) }
+	must(t, expiring())
 	step("lease expiry", func() error {
-		info, err := listInfo(ctx, s, dead)
-		deadBefore = info.Length
-		if info.Length > 0 || err != nil {
-			// Run again: new leases.
-			if err := takeLeases(); err != nil {
-				return err
-			}
+		// Every lease has run out: the expiry loop gives them back, all of them dead letters
+		// (MaxDeliveries 1), once told the list is due.
+		before, err := listInfo(ctx, s, dead)
+		if err != nil {
+			return err
 		}
-		// Every lease runs out at once: their expiries, set to the past by hand, are the expiry
-		// loop's to give back, all of them dead letters (MaxDeliveries 1).
-		_, err = srv.Do("ZUNIONSTORE", "guard:{big}:expires", "1", "guard:{big}:expires", "WEIGHTS", "0")
-		return err
-	}, func() error {
 		if err := s.schedule(ctx, "big", 0, ""); err != nil {
 			return err
 		}
 		return waitUntil(2*time.Minute, func() (bool, error) {
 			info, err := listInfo(ctx, s, dead)
-			return info.Length == deadBefore+sc.leases, err
+			return info.Length == before.Length+sc.leases, err
 		})
-	})
+	}, expiring)
+	must(t, parallel(sc.lists, func(i int) error { return s.Ensure(ctx, fmt.Sprintf("list-%05d", i)) }))
 	step("STATUS", func() error {
-		return parallel(sc.lists, func(i int) error { return s.Ensure(ctx, fmt.Sprintf("list-%05d", i)) })
-	}, func() error {
 		infos, err := s.Lists(ctx)
 		if err == nil && len(infos) < sc.lists {
 			err = fmt.Errorf("%d lists", len(infos))
 		}
 		return err
-	})
+	}, nil)
 	step("RELOAD", func() error {
-		return parallel(1000, func(int) error {
-			_, err := s.ReadLeased(ctx, "big", store.First, 1, store.LeaseSpec{TTL: time.Hour}, 0)
-			return err
-		})
-	}, func() error {
 		_, err := s.Reload(ctx, "big", lines, "")
 		return err
-	})
-	step("ADD UNIQUE after RELOAD", func() error { _, err := s.Reload(ctx, "big", lines, ""); return err }, uniqueAdd)
-	step("RESET", load, func() error {
+	}, nil)
+	step("RESET", func() error {
 		for _, name := range []string{"big", dead} {
 			if _, err := s.Reset(ctx, name); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}, load)
 }
+
+// holdExpiredLeases puts n leases of a line each, which ran out, in the list whose key is list,
+// with MaxDeliveries 1, as the lease scripts write them (lease.go): quicker than n leased READs,
+// for a guard that needs many leases running out at once. Their lines are new ones.
+func holdExpiredLeases(srv *redistest.Server, list string, n int) error {
+	const script = `
+local list, from, n = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = from, from + n - 1 do
+  local id = 'guard' .. i
+  redis.call('HSET', list .. ':leases', id, cmsgpack.pack(1, {'leased ' .. i}, -1))
+  redis.call('ZADD', list .. ':expires', 0, id)
+end
+redis.call('HINCRBY', list .. ':meta', 'leased', n)
+return n
+`
+	held++
+	for from := 0; from < n; from += 2000 {
+		if _, err := srv.Do("EVAL", script, "1", list, strconv.Itoa(held*n+from), strconv.Itoa(min(2000, n-from))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// held numbers the calls of holdExpiredLeases, whose lease ids must not repeat.
+var held int
 
 // guardClients is how many goroutines make the guard's many calls: enough to keep Redis busy,
 // few enough to leave it a processor on a machine of two.
@@ -390,4 +410,12 @@ func summary(stats map[string]redistest.CommandStat) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// must fails t on an error.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }
