@@ -69,9 +69,13 @@ type Store struct {
 	up         atomic.Bool
 	subscribed atomic.Bool // the notification channel is listened to (wait.go)
 	waits      waits
-	bindings   recentBindings // BindRequest's
-	due        chan struct{}  // wakes the expiry loop: a change reported a due time before wake (lease.go)
-	wake       atomic.Int64   // when the expiry loop looks at the schedule next (Unix ms, Redis' clock)
+	bindings   recentBindings  // BindRequest's
+	due        chan struct{}   // wakes the expiry loop: a change reported a due time before wake (lease.go)
+	background context.Context // ends when the store closes: the work no request waits for
+	buildingMu sync.Mutex
+	building   map[string]bool // the lists whose unique index this process builds (buildInBackground)
+	closing    bool            // Close began: no build starts (buildingMu)
+	wake       atomic.Int64    // when the expiry loop looks at the schedule next (Unix ms, Redis' clock)
 	stop       context.CancelFunc
 	stopped    sync.WaitGroup
 }
@@ -88,6 +92,7 @@ var (
 	takeScript    = goredis.NewScript(scriptTake)
 	addScript     = goredis.NewScript(scriptAdd)
 	indexScript   = goredis.NewScript(scriptIndex)
+	checkScript   = goredis.NewScript(scriptCheck)
 	ensureScript  = goredis.NewScript(scriptEnsure)
 	insertScript  = goredis.NewScript(scriptInsert)
 	replaceScript = goredis.NewScript(scriptReplace)
@@ -139,7 +144,7 @@ func New(o Options) (*Store, error) {
 	}
 	s.waits.init()
 	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = cancel
+	s.stop, s.background = cancel, ctx
 	s.stopped.Add(3)
 	go s.watchHealth(ctx, o.HealthInterval)
 	go s.listen(ctx)
@@ -190,6 +195,9 @@ func (s *Store) watchHealth(ctx context.Context, interval time.Duration) {
 // Close implements store.Store.
 func (s *Store) Close() error {
 	s.EndWaits()
+	s.buildingMu.Lock()
+	s.closing = true
+	s.buildingMu.Unlock()
 	s.stop()
 	s.stopped.Wait()
 	return s.client.Close()
@@ -659,10 +667,11 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 		return &store.LimitError{Limit: store.LimitLineBytes, Max: max}
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
+	checked := ""
 	for {
 		reply, err := s.creating(ctx, func(full string) ([]any, error) {
 			return s.runList(ctx, addScript, k, r, nil, true,
-				line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name, full)
+				line, p, flag(unique), s.limits.MaxLinesPerList, s.channel(), name, checked, full)
 		})
 		if err != nil {
 			return err
@@ -676,8 +685,18 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 		case 2:
 			return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
 		case indexing:
-			if err := s.buildIndex(ctx, name); err != nil {
+			// The index is not built: the line is looked for in what the build has still to
+			// count, while the build goes on, unless it cannot (then the ADD waits for it).
+			s.buildInBackground(name)
+			if checked, err = s.checkUnique(ctx, k, line); err != nil {
 				return err
+			}
+			if checked == "" {
+				// Not yet: a step of the build (its beginning, the leases of before it), then
+				// again.
+				if _, err := s.indexStep(ctx, name); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -685,38 +704,104 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 	}
 }
 
-// indexing is scriptAdd's status for a UNIQUE ADD that needs the unique index built first.
+// indexing is scriptAdd's status for a UNIQUE ADD whose list's unique index is not built.
 const indexing = 5
+
+// checkBudget is how many lines a step of scriptCheck looks through (LPOS: a few ms at most).
+const checkBudget = 64 * chunkLines
+
+// checkUnique looks for line in the chunks list k's unique index has still to count
+// (scriptCheck), a bounded step at a time, and returns the generation in which it found it in
+// none, for scriptAdd; store.ErrDuplicate when it found it; "" when it cannot look (the build
+// has not begun, or counts the leases of before it, or cuts a chunk of an earlier version, or
+// LOADs kept starting other generations): the ADD then runs a step of the build, and asks again.
+func (s *Store) checkUnique(ctx context.Context, k keys, line string) (string, error) {
+	for attempt := 0; attempt < 3; attempt++ {
+		pos, generation := any(-1), ""
+		for {
+			reply, err := s.runList(ctx, checkScript, k, nil, nil, false, line, pos, checkBudget)
+			if err != nil {
+				return "", err
+			}
+			switch status(reply) {
+			case 1:
+				return "", store.ErrDuplicate
+			case 3, 4:
+				return "", nil
+			}
+			g, _ := reply[len(reply)-1].(string)
+			if generation != "" && g != generation {
+				break // look again, from the end
+			}
+			generation = g
+			if status(reply) == 0 {
+				return generation, nil
+			}
+			pos = reply[1]
+		}
+	}
+	return "", nil
+}
+
+// buildInBackground runs the build of list name's unique index (buildIndex) in a goroutine of
+// its own, one per list in this process, so that it goes on after the UNIQUE ADD that began it
+// answered. A server that stops leaves the rest to the next UNIQUE ADD, on any server.
+func (s *Store) buildInBackground(name string) {
+	s.buildingMu.Lock()
+	defer s.buildingMu.Unlock()
+	if s.building == nil {
+		s.building = map[string]bool{}
+	}
+	if s.building[name] || s.closing {
+		return
+	}
+	s.building[name] = true
+	s.stopped.Add(1)
+	go func() {
+		defer s.stopped.Done()
+		_ = s.buildIndex(s.background, name)
+		s.buildingMu.Lock()
+		delete(s.building, name)
+		s.buildingMu.Unlock()
+	}()
+}
 
 // buildIndex runs the steps of list name's unique index's build (scriptIndex) until it is built:
 // each counts a bounded number of lines, and every change of the list meanwhile keeps what it
 // counted right, so that several servers may run steps at once, and a build left by a server
 // that died goes on with the next UNIQUE ADD.
 func (s *Store) buildIndex(ctx context.Context, name string) error {
-	k := s.keysOf(name)
 	for {
-		// A step is no client's change: it waits for no replica (a failover loses the last steps
-		// at worst, and the build goes on from there), and a lost reply is a step to run again.
-		reply, err := s.runList(ctx, indexScript, k, nil, nil, false, indexBudget)
-		if err != nil {
+		if built, err := s.indexStep(ctx, name); err != nil || built {
 			return err
 		}
-		switch status(reply) {
-		case 0:
-			return nil
-		case 2:
-			// Too many lines bound for the dead letters to count in a step: they move first (a
-			// claim of another server's is waited for).
-			if err := s.deadLetter(ctx, name); err != nil {
-				return err
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(loopRest):
-			}
+	}
+}
+
+// indexStep runs a step of list name's unique index's build, and says whether it is built.
+func (s *Store) indexStep(ctx context.Context, name string) (bool, error) {
+	// A step is no client's change: it waits for no replica (a failover loses the last steps at
+	// worst, and the build goes on from there), and a lost reply is a step to run again.
+	reply, err := s.runList(ctx, indexScript, s.keysOf(name), nil, nil, false, indexBudget)
+	if err != nil {
+		return false, err
+	}
+	switch status(reply) {
+	case 0:
+		return true, nil
+	case 2:
+		// Too many lines bound for the dead letters to count in a step: they move first (a
+		// claim of another server's is waited for).
+		if err := s.deadLetter(ctx, name); err != nil {
+			return false, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(loopRest):
 		}
 	}
+	return false, nil
 }
 
 // tidy runs list name's chores (scripts.go) to their end, a bounded step at a time: what a change
@@ -862,9 +947,12 @@ func (s *Store) stage(ctx context.Context, k keys, lines []string) (string, []st
 	if len(lines) == 0 {
 		return staging, nil, nil
 	}
-	pipe := s.client.Pipeline()
 	ids := make([]any, 0, len(lines)/chunkLines+1)
 	chunks := make([]string, 0, cap(ids))
+	// Pipelines of stagingBatch chunks, each written within the connection's write timeout
+	// however long the upload, one after the other: the directory last, once Redis answered
+	// for every chunk (staged).
+	pipe := s.client.Pipeline()
 	for i := 0; i < len(lines); i += chunkLines {
 		id := tag + "." + strconv.Itoa(len(ids))
 		key := k.chunk(id)
@@ -876,6 +964,12 @@ func (s *Store) stage(ctx context.Context, k keys, lines []string) (string, []st
 		pipe.RPush(ctx, key, values...)
 		pipe.Expire(ctx, key, stagingTTL)
 		ids, chunks = append(ids, id), append(chunks, key)
+		if len(ids)%stagingBatch == 0 {
+			if _, err := pipe.Exec(ctx); err != nil {
+				s.dropStaging(staging, chunks)
+				return "", nil, s.failure(err)
+			}
+		}
 	}
 	pipe.RPush(ctx, staging, ids...)
 	pipe.Expire(ctx, staging, stagingTTL)
@@ -885,6 +979,9 @@ func (s *Store) stage(ctx context.Context, k keys, lines []string) (string, []st
 	}
 	return staging, chunks, nil
 }
+
+// stagingBatch is how many chunks an upload writes in one pipeline (a few MB).
+const stagingBatch = 256
 
 // dropStagingScript deletes an upload that no script took: its directory, its last chunk and
 // some others (KEYS) when the directory still expires, which a script that took it stopped (or

@@ -58,13 +58,18 @@ import (
 // (scriptIndex), and kept from then on by every change. While it is being built ("building" in
 // meta), the chunks it has counted are known by their ids: those above "building" (made since
 // it began; "all" when every chunk but the marked ones is counted) or marked "d" in
-// <list>:marks, less those marked "p" (chunks a LOAD brought in, to be counted); <list>:indexing
+// <list>:marks, less those marked "p" (the chunks a LOAD brought in, to be counted, marked all at
+// once by their upload's tag, s<hex> of the ids s<hex>.<n>); <list>:indexing
 // lists the chunks to count, and meta "head" names the chunk that became the head while it is
 // one still to count. Every change counts what it moves between counted and uncounted places: a
 // consumed line leaves the index if its chunk was counted, a line given to a lease or bound for
 // the dead letters enters it if it was not (the index counts lent lines: they may come back). A
-// lease records the index's "epoch" when its lines are counted. Meanwhile a UNIQUE ADD answers
-// {5}: the server runs the build's steps, then asks again.
+// lease records the index's "epoch" when its lines are counted. The build counts the leases of
+// before it first ("cursor" is "done" then), then the chunks; no line goes into a chunk still to
+// count (closed). Meanwhile a UNIQUE ADD answers {5}, and its server looks for the line in the
+// chunks still to count (scriptCheck, in bounded steps: they only lose lines) while the build
+// goes on in the background, then asks again with what it found: a line in none of them is in
+// the list only if the index counts it.
 //
 // Chores. What a change leaves to do in bounded steps is queued in <list>:chores (cmsgpack of
 // kind, key, and the kind's own arguments): "drop" deletes the chunks whose ids a key lists (a
@@ -84,7 +89,7 @@ const (
 	indexBudget = 512
 	expiryBatch = 64
 	indexShards = 32
-	viewWalk    = 2048
+	viewWalk    = 1024
 )
 
 // recall answers the outcome recorded under request (a key), for a request whose window is not
@@ -232,6 +237,8 @@ local function index()
       if not id then return true end
     end
     local mark = redis.call('HGET', marks, id)
+    -- An upload's chunks are marked by its tag (s<hex> of s<hex>.<n>), a field for all of them.
+    if not mark and string.byte(id) == 115 then mark = redis.call('HGET', marks, string.match(id, '^[^.]*')) end
     if mark then return mark == 'd' end
     if not since then return true end
     local n = tonumber(id)
@@ -249,7 +256,9 @@ local function index()
 
   -- shard is the hash of the unique index that counts line: the index is cut into SHARDS hashes,
   -- by a few of the line's bytes, since a hash table that doubles reallocates its whole table in
-  -- one command (8 MB at a million lines): each shard's is SHARDS times smaller.
+  -- one command (8 MB at a million lines): each shard's is SHARDS times smaller. The shards'
+  -- shares grow geometrically over one octave (the last twice the first), so that they do not
+  -- all double at the same moment.
   local shards = {}
   local function shardKey(i)
     local key = shards[i]
@@ -264,7 +273,7 @@ local function index()
     local e, f, g, h = string.byte(l, -4, -1)
     local x = 7 * #l + (a or 0) + 3 * (b or 0) + 5 * (c or 0) + 7 * (d or 0)
       + 11 * (e or 0) + 13 * (f or 0) + 17 * (g or 0) + 19 * (h or 0)
-    return shardKey(x % SHARDS)
+    return shardKey(math.floor(SHARDS * math.log(1 + (x % 1021) / 1021) / math.log(2)))
   end
 
   local function indexed(line)
@@ -461,13 +470,29 @@ local function popBack(n, lend)
   return out
 end
 
+-- closed says whether lines may not go into chunk id (nil: the head): while the index is being
+-- built, no line goes into a chunk it has still to count, so that a UNIQUE ADD that looked
+-- through those (scriptCheck) and the index meanwhile has seen every line.
+local function closed(id)
+  readIndex()
+  return state == 'building' and not index().counted(id)
+end
+
+-- fresh says that the head, empty, is a new chunk: lines that go there are counted like those of
+-- any chunk made since the index's build began (meta "head" named the chunk it was).
+local function fresh()
+  readIndex()
+  if state == 'building' then redis.call('HDEL', meta, 'head') end
+end
+
 -- pushBack appends lines in order; was: the index counted them (a lease's).
 local function pushBack(lines, was)
   local i = 1
   while i <= #lines do
     local id, key = last()
     local room = CHUNK - redis.call('LLEN', key)
-    if room <= 0 then
+    if room == CHUNK and not id then fresh() end
+    if room <= 0 or closed(id) then
       id = newChunk()
       redis.call('RPUSH', chunks, id)
       key, room = chunkKey(id), CHUNK
@@ -485,7 +510,8 @@ local function pushFront(lines, was)
   local i = #lines
   while i >= 1 do
     local room = CHUNK - redis.call('LLEN', list)
-    if room <= 0 then
+    if room == CHUNK then fresh() end
+    if room <= 0 or room < CHUNK and closed(nil) then
       demote()
       room = CHUNK
     end
@@ -720,18 +746,15 @@ local function splice(n, pos)
   readIndex()
   if state ~= 'none' then
     if state == 'indexed' then
-      redis.call('HSET', meta, 'building', 'all')
+      -- Every lease is counted already.
+      redis.call('HSET', meta, 'building', 'all', 'cursor', 'done')
       redis.call('HDEL', meta, 'indexed')
       state, since = 'building', nil
     end
-    for i = 1, #ids, 500 do
-      local m = {}
-      for j = i, math.min(i + 499, #ids) do
-        m[#m + 1] = ids[j]
-        m[#m + 1] = 'p'
-      end
-      redis.call('HSET', marks, unpack(m))
-    end
+    -- Lines came into chunks not counted: a UNIQUE ADD that looked for its line in those
+    -- looks again (scriptCheck's generation).
+    redis.call('HINCRBY', meta, 'generation', 1)
+    redis.call('HSET', marks, string.match(ids[1], '^[^.]*'), 'p')
     push('RPUSH', todo, ids)
   end
   if pos == 'F' then
@@ -818,9 +841,14 @@ return done({0, line})
 `
 
 // scriptAdd is ADD. ARGV: line, position (F or L), unique (1/0), the most lines a list may hold
-// (0 for no limit), the notification channel, the list's name, full. Replies {0, unregistered},
+// (0 for no limit), the notification channel, the list's name, the generation scriptCheck found
+// the line in no chunk still to count in (empty for none), full. Replies {0, unregistered},
 // {1, unregistered} duplicate, {2, unregistered} list full, {4, 0} no room for a new list, {5,
-// unregistered} the unique index is being built (scriptIndex): nothing done.
+// unregistered} the unique index is not built: nothing done (the server looks for the line in
+// what it has still to count, scriptCheck, or runs the build, scriptIndex). While the index is
+// being built, a line that scriptCheck found in no chunk still to count, in this generation, is
+// new if the index does not count it: chunks still to count only lose lines, which go where the
+// index counts them (closed).
 var scriptAdd = prelude + `
 local err = wrongType(leases, dead)
 if err then return err end
@@ -829,7 +857,10 @@ local line = ARGV[1]
 local created = create()
 if ARGV[3] == '1' then
   readIndex()
-  if state ~= 'indexed' then
+  local checked = ARGV[7] ~= '' and state == 'building'
+    and redis.call('HGET', meta, 'cursor') == 'done'
+    and ARGV[7] == (redis.call('HGET', meta, 'generation') or '0')
+  if state ~= 'indexed' and not checked then
     if length() > 0 or lent() > 0 then return {5, created} end
     -- Nothing to count: the index starts here.
     dropIndex()
@@ -844,6 +875,40 @@ if max > 0 and length() + lent() + 1 > max then return {2, created} end
 if ARGV[2] == 'F' then pushFront({line}, false) else pushBack({line}, false) end
 notify(ARGV[5], ARGV[6])
 return done({0, created})
+`
+
+// scriptCheck looks for a line in the chunks the unique index's build has still to count, for a
+// UNIQUE ADD that need not wait for the build: up to ARGV[3] lines of them a step, from the
+// chunk at ARGV[2] of <list>:indexing, counted from its end (-1: the last; the build takes the
+// chunks from its front, which leaves these positions be). ARGV: the line, the position, the
+// budget. Replies {1} found (a duplicate, as the list was at that moment), {0, generation} in
+// none of them, {2, the next position, generation} more to look at, {3} the index is not being
+// built or the leases of before it are not counted yet, {4} a chunk longer than the budget (a
+// list of an earlier version): the server runs the build instead. A chunk still to count only
+// loses lines (closed), so a line not in it at one step is not in it at the next; a LOAD that
+// brings chunks to count starts another generation, and the server looks again.
+var scriptCheck = prelude + `
+local err = wrongType()
+if err then return err end
+readIndex()
+if state ~= 'building' or redis.call('HGET', meta, 'cursor') ~= 'done' then return {3} end
+local generation = redis.call('HGET', meta, 'generation') or '0'
+local line, pos, budget = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local head = redis.call('HGET', meta, 'head')
+while budget > 0 do
+  local id = redis.call('LINDEX', todo, pos)
+  if not id then return {0, generation} end
+  if not index().counted(id) then
+    local key = chunkKey(id)
+    if id == head then key = list end
+    local size = redis.call('LLEN', key)
+    if size > tonumber(ARGV[3]) then return {4} end
+    if redis.call('LPOS', key, line) then return {1} end
+    budget = budget - math.max(size, 1)
+  end
+  pos = pos - 1
+end
+return {2, pos, generation}
 `
 
 // scriptIndex is a step of the unique index's build: the first begins it (the head gets an id,
@@ -877,6 +942,21 @@ if state == 'none' then
   index().count(redis.call('LRANGE', dead, 0, -1), 1)
   redis.call('HSET', meta, 'building', since)
   state = 'building'
+end
+if redis.call('HGET', meta, 'cursor') ~= 'done' then
+  -- First the leases of before the build, a page a step: their lines count too. A UNIQUE ADD
+  -- looks for its line in the chunks still to count only once they are (scriptCheck).
+  local scan = redis.call('HSCAN', leases, redis.call('HGET', meta, 'cursor') or '0', 'COUNT', 100)
+  local entries = scan[2]
+  for i = 1, #entries, 2 do
+    local max, lines, e, snap = cmsgpack.unpack(entries[i + 1])
+    if e ~= epoch then
+      index().count(lines, 1)
+      redis.call('HSET', leases, entries[i], cmsgpack.pack(max, lines, epoch, snap))
+    end
+  end
+  if scan[1] == '0' then redis.call('HSET', meta, 'cursor', 'done') else redis.call('HSET', meta, 'cursor', scan[1]) end
+  return {1}
 end
 while budget > 0 do
   local id = redis.call('LPOP', todo)
@@ -917,22 +997,6 @@ while budget > 0 do
   end
 end
 if redis.call('EXISTS', todo) == 1 then return {1} end
-if since then
-  -- The leases of before the build: their lines count too.
-  local scan = redis.call('HSCAN', leases, redis.call('HGET', meta, 'cursor') or '0', 'COUNT', 100)
-  local entries = scan[2]
-  for i = 1, #entries, 2 do
-    local max, lines, e, snap = cmsgpack.unpack(entries[i + 1])
-    if e ~= epoch then
-      index().count(lines, 1)
-      redis.call('HSET', leases, entries[i], cmsgpack.pack(max, lines, epoch, snap))
-    end
-  end
-  if scan[1] ~= '0' then
-    redis.call('HSET', meta, 'cursor', scan[1])
-    return {1}
-  end
-end
 redis.call('HSET', meta, 'indexed', '1')
 redis.call('HDEL', meta, 'building', 'head', 'cursor')
 redis.call('UNLINK', todo, marks)
