@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -22,12 +23,13 @@ func BenchmarkMemoryPerLine(b *testing.B) {
 	if testing.Short() {
 		b.Skip("starts a redis-server")
 	}
-	srv := redistest.Start(b)
-	s := open(b, Connection{URL: srv.URL()}, "mem:", store.Limits{})
 	ctx := context.Background()
 	const n = 1_000_000
 	lines := guardLines("l", n)
 	for range b.N {
+		// A redis-server of its own each time: used_memory counts nothing else.
+		srv := redistest.Start(b)
+		s := open(b, Connection{URL: srv.URL()}, "mem:", store.Limits{})
 		used := usedMemory(b, srv)
 		if err := s.Replace(ctx, "chunked", lines, ""); err != nil {
 			b.Fatal(err)
@@ -56,6 +58,12 @@ func BenchmarkMemoryPerLine(b *testing.B) {
 		if err := s.Add(ctx, "chunked", "a line new to the list", store.Last, true); err != nil {
 			b.Fatal(err)
 		}
+		if err := waitUntil(5*time.Minute, func() (bool, error) {
+			n, err := s.cmd.HExists(ctx, k.meta(), "indexed").Result()
+			return n, err
+		}); err != nil {
+			b.Fatalf("the index was not built: %v", err)
+		}
 		var shards []string
 		for i := range indexShards {
 			shards = append(shards, k.list+":unique:"+strconv.Itoa(i))
@@ -67,9 +75,8 @@ func BenchmarkMemoryPerLine(b *testing.B) {
 		b.ReportMetric(float64(chunked)/float64(plain), "x-plain")
 		b.ReportMetric(float64(chunkedUsed)/float64(plainUsed), "used-x-plain")
 		b.ReportMetric(float64(index)/n, "index-bytes/line")
-		if err := s.client.Del(ctx, "plain").Err(); err != nil {
-			b.Fatal(err)
-		}
+		_ = s.Close()
+		srv.Stop()
 	}
 }
 
