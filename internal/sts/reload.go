@@ -67,7 +67,11 @@ func (s *Server) reload(req *request) reply {
 		ended := 0
 		if rep == nil {
 			var err error
-			if ended, err = s.store.Reload(req.ctx, src.list, lines, sum); err != nil {
+			ctx := req.ctx
+			if r, ok := store.RequestFrom(ctx); ok {
+				ctx = store.WithRequest(ctx, r.ForList(src.list))
+			}
+			if ended, err = s.store.Reload(ctx, src.list, lines, sum); err != nil {
 				failure := storeFailure(cmdReload, src.list, err)
 				rep = &failure
 			}

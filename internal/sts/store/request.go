@@ -37,6 +37,13 @@ type Request struct {
 	Window time.Duration
 }
 
+// ForList is r for its change of list name, when the request changes several lists (RELOAD):
+// each list's outcome is recorded apart, so that one list's does not answer for another's.
+func (r Request) ForList(name string) Request {
+	r.ID += "\x00" + name
+	return r
+}
+
 // Same reports whether fingerprint is the request's.
 func (r Request) Same(fingerprint []byte) bool { return bytes.Equal(r.Fingerprint, fingerprint) }
 
