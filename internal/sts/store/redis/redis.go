@@ -708,7 +708,7 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 const indexing = 5
 
 // checkBudget is how many lines a step of scriptCheck looks through (LPOS: a few ms at most).
-const checkBudget = 64 * chunkLines
+const checkBudget = 32 * chunkLines
 
 // checkUnique looks for line in the chunks list k's unique index has still to count
 // (scriptCheck), a bounded step at a time, and returns the generation in which it found it in
