@@ -209,17 +209,21 @@ end
 -- The unique index: its state ('none', 'building' or 'indexed'), read once; since is the
 -- building's threshold (nil for "all"); epoch the index's.
 local state, since, epoch
-local function readIndex()
-  if state then return end
-  local v = redis.call('HMGET', meta, 'indexed', 'building', 'epoch')
-  epoch = tonumber(v[3]) or 0
-  if v[1] then
+-- indexState takes the unique index's state from meta's "indexed", "building" and "epoch".
+local function indexState(indexed, building, e)
+  epoch = tonumber(e) or 0
+  if indexed then
     state = 'indexed'
-  elseif v[2] then
-    state, since = 'building', tonumber(v[2])
+  elseif building then
+    state, since = 'building', tonumber(building)
   else
     state = 'none'
   end
+end
+local function readIndex()
+  if state then return end
+  local v = redis.call('HMGET', meta, 'indexed', 'building', 'epoch')
+  indexState(v[1], v[2], v[3])
 end
 
 -- index makes the unique index's functions when a script first needs them: most lists have no
@@ -379,14 +383,8 @@ end
 -- exists, rest, the unique index's state.
 local function open()
   local v = redis.call('HMGET', meta, 'created', 'rest', 'indexed', 'building', 'epoch')
-  created, rest, epoch = v[1] ~= false, tonumber(v[2]) or 0, tonumber(v[5]) or 0
-  if v[3] then
-    state = 'indexed'
-  elseif v[4] then
-    state, since = 'building', tonumber(v[4])
-  else
-    state = 'none'
-  end
+  created, rest = v[1] ~= false, tonumber(v[2]) or 0
+  indexState(v[3], v[4], v[5])
 end
 
 local function newChunk()
