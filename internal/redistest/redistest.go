@@ -356,7 +356,9 @@ type Sentinel struct {
 // more, onto the old master restarted empty, and every line was gone (seen in a CI run).
 func StartSentinel(t testing.TB, masterName string) *Sentinel {
 	t.Helper()
-	master := Start(t)
+	// No diskless-sync delay: the default 5 s wait for more replicas only slows the start, and a
+	// key written while that sync was closing once vanished in the failover (a CI run).
+	master := Start(t, WithArgs("--repl-diskless-sync-delay", "0"))
 	replica := Start(t, WithReplicaOf(master.Addr))
 	st := &Sentinel{MasterName: masterName, Master: master, Replica: replica}
 	_, masterPort, _ := net.SplitHostPort(master.Addr)
@@ -376,6 +378,16 @@ func StartSentinel(t testing.TB, masterName string) *Sentinel {
 	}
 
 	replica.WaitInSync(t)
+	waitFor(t, "master "+master.Addr+" to count its replica online", func() error {
+		reply, err := master.Do("INFO", "replication")
+		if err != nil {
+			return err
+		}
+		if text, _ := reply.(string); !strings.Contains(text, ",state=online,") {
+			return fmt.Errorf("no replica online:\n%s", text)
+		}
+		return nil
+	})
 	for _, s := range st.Sentinels {
 		waitFor(t, "sentinel "+s.Addr+" to know the replica and the other sentinels", func() error {
 			reply, err := s.Do("SENTINEL", "MASTER", masterName)
