@@ -84,12 +84,14 @@ func (s *Server) pageFacts() []webui.Fact {
 
 // newPage builds the web page of the server.
 func (s *Server) newPage() *webui.UI {
+	// A backend that several servers share (Redis) shares their logouts too.
+	logouts, _ := s.store.(webui.Logouts)
 	return webui.New(webui.Options{
 		Store: s.store, Protocol: pageProtocol{s}, Token: func() string { return *s.authToken.Load() },
 		Facts: s.pageFacts, Charset: s.charset.read, MaxBodyBytes: s.cfg.MaxBodyBytes, Log: s.log,
 		Interval: s.cfg.PageInterval, MaxStreams: s.cfg.PageMaxStreams, MaxStreamsPerSession: s.cfg.PageMaxStreamsPerSession,
 		StreamWriteTimeout: s.cfg.PageStreamWriteTimeout,
-		Activity:           s.activity.of,
+		Activity:           s.activity.of, SharedLogouts: logouts,
 	})
 }
 

@@ -1,6 +1,7 @@
 package webui
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -87,7 +88,8 @@ func (u *UI) cookieSession(r *http.Request, token string) (session, bool) {
 		if token != "" {
 			endUnix, err := strconv.ParseInt(end, 10, 64)
 			ends = time.Unix(endUnix, 0)
-			valid = valid && err == nil && u.now().Before(ends) && !u.loggedOut.ended(nonce, ends)
+			valid = valid && err == nil && u.now().Before(ends) && !u.loggedOut.ended(nonce, ends) &&
+				!u.endedElsewhere(r, nonce)
 		}
 		if valid {
 			s := newSession(token, nonce)
@@ -97,6 +99,22 @@ func (u *UI) cookieSession(r *http.Request, token string) (session, bool) {
 	}
 	return session{}, false
 }
+
+// endedElsewhere reports whether another server logged the session nonce out (SharedLogouts).
+// When they cannot tell (Redis unreachable) the session stands on this server's word: the page
+// shows nothing it could change then, and the store's health reports the outage.
+func (u *UI) endedElsewhere(r *http.Request, nonce string) bool {
+	if u.opt.SharedLogouts == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), sharedLogoutTimeout)
+	defer cancel()
+	ended, err := u.opt.SharedLogouts.SessionEnded(ctx, nonce)
+	return err == nil && ended
+}
+
+// sharedLogoutTimeout bounds a look at, or a record of, a shared logout.
+const sharedLogoutTimeout = 2 * time.Second
 
 // startSession sets a new session cookie: HttpOnly (no script reads it), SameSite=Strict (no
 // other site's request carries it), Secure when the page is served over TLS.
@@ -169,11 +187,19 @@ func localPath(next string) string {
 }
 
 // logout ends the session: the browser forgets its cookie, and this server refuses it from now
-// on, so that a copy of the cookie is worth nothing here either (it is stateless otherwise: any
-// server with the token would take it until its end).
+// on, and so do the others sharing its lists (SharedLogouts), so that a copy of the cookie is
+// worth nothing either (it is stateless otherwise: any server with the token would take it until
+// its end).
 func (u *UI) logout(w http.ResponseWriter, r *http.Request, sess session) {
 	if sess.auth {
 		u.loggedOut.revoke(sess.nonce, sess.end, u.now())
+		if u.opt.SharedLogouts != nil {
+			ctx, cancel := context.WithTimeout(r.Context(), sharedLogoutTimeout)
+			if err := u.opt.SharedLogouts.EndSession(ctx, sess.nonce, sess.end); err != nil {
+				u.opt.Log.Warn("a logout is not shared with the other servers: they take the session until it ends", "err", err, "ends", sess.end)
+			}
+			cancel()
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: Prefix, MaxAge: -1, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})

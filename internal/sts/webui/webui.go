@@ -80,7 +80,19 @@ type Options struct {
 	// StreamWriteTimeout is how long a stream's write may wait for its browser to read before
 	// the stream is dropped (DefaultStreamWriteTimeout when zero).
 	StreamWriteTimeout time.Duration
-	Log                *slog.Logger
+	// SharedLogouts, when set, are the logouts of every server of the lists (the Redis backend:
+	// pods behind one Service), so that a session logged out on one is refused by all. Without it
+	// a logout ends the session on this server only, which is every server of the memory backend.
+	SharedLogouts Logouts
+	Log           *slog.Logger
+}
+
+// Logouts records the sessions logged out before their end where every server sees them.
+type Logouts interface {
+	// EndSession records that the session nonce, which would end by itself at end, was logged out.
+	EndSession(ctx context.Context, nonce string, end time.Time) error
+	// SessionEnded reports whether the session nonce was logged out.
+	SessionEnded(ctx context.Context, nonce string) (bool, error)
 }
 
 // UI serves the page. Create it with New.
