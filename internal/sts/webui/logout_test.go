@@ -11,14 +11,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
+	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
 )
 
 // tokenSite is a page behind the token "s3cret", served on a loopback port.
 func tokenSite(t *testing.T) (*UI, *httptest.Server) {
 	t.Helper()
-	u := New(Options{Store: memory.New(), Token: func() string { return "s3cret" }, Facts: func() []Fact { return nil },
-		MaxBodyBytes: 1 << 20, Interval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return tokenSiteOn(t, memory.New(), nil)
+}
+
+// tokenSiteOn is tokenSite on st, sharing logouts with shared (nil: none).
+func tokenSiteOn(t *testing.T, st store.Store, shared Logouts) (*UI, *httptest.Server) {
+	t.Helper()
+	u := New(Options{Store: st, Token: func() string { return "s3cret" }, Facts: func() []Fact { return nil },
+		MaxBodyBytes: 1 << 20, Interval: 10 * time.Millisecond, SharedLogouts: shared,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	site := httptest.NewServer(u)
 	t.Cleanup(func() { u.Close(); site.Close() })
 	return u, site
@@ -75,19 +86,7 @@ func TestAdversarialLogOutEndsTheSession(t *testing.T) {
 		t.Fatalf("the stream's first line: %q, %v", line, err)
 	}
 
-	nonce, _, _ := strings.Cut(cookie.Value, ".")
-	logout, _ := http.NewRequest(http.MethodPost, site.URL+Prefix+"logout", strings.NewReader(url.Values{"csrf": {newSession("s3cret", nonce).csrf}}.Encode()))
-	logout.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	logout.AddCookie(cookie)
-	resp, err := noRedirects.Do(logout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 || resp.Cookies()[0].MaxAge >= 0 {
-		t.Fatalf("log out: %d, cookies %v: want 303 and the cookie deleted", resp.StatusCode, resp.Cookies())
-	}
-
+	logOut(t, site, cookie)
 	for _, target := range []string{Prefix, Prefix + "events", Prefix + "lists/x"} {
 		if status := getWith(t, site, target, cookie); status != http.StatusUnauthorized {
 			t.Errorf("GET %s with the logged-out cookie: %d, want 401", target, status)
@@ -102,6 +101,47 @@ func TestAdversarialLogOutEndsTheSession(t *testing.T) {
 	}
 	if status := getWith(t, site, Prefix, logIn(t, site, Prefix).Cookies()[0]); status != http.StatusOK {
 		t.Errorf("a new login after log out: %d, want 200", status)
+	}
+}
+
+// logOut posts the log-out form of the session cookie holds.
+func logOut(t *testing.T, site *httptest.Server, cookie *http.Cookie) {
+	t.Helper()
+	nonce, _, _ := strings.Cut(cookie.Value, ".")
+	logout, _ := http.NewRequest(http.MethodPost, site.URL+Prefix+"logout", strings.NewReader(url.Values{"csrf": {newSession("s3cret", nonce).csrf}}.Encode()))
+	logout.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	logout.AddCookie(cookie)
+	resp, err := noRedirects.Do(logout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 || resp.Cookies()[0].MaxAge >= 0 {
+		t.Fatalf("log out: %d, cookies %v: want 303 and the cookie deleted", resp.StatusCode, resp.Cookies())
+	}
+}
+
+// A logout on one pod ends the session on every pod of the Redis backend: the cookie is
+// stateless, and the pods behind one Service took a copy logged out on another until its end.
+func TestAdversarialLogOutEndsTheSessionOnEveryServer(t *testing.T) {
+	redisURL := redistest.Start(t).URL()
+	first := redisstoretest.Open(t, redisURL, redisstore.Options{})
+	second := redisstoretest.Open(t, redisURL, redisstore.Options{})
+	_, one := tokenSiteOn(t, first, first)
+	_, other := tokenSiteOn(t, second, second)
+	cookie := logIn(t, one, Prefix).Cookies()[0]
+	kept := logIn(t, other, Prefix).Cookies()[0]
+	if status := getWith(t, other, Prefix, cookie); status != http.StatusOK {
+		t.Fatalf("the overview of the other server with the session: %d, want 200", status)
+	}
+	logOut(t, one, cookie)
+	for _, site := range []*httptest.Server{one, other} {
+		if status := getWith(t, site, Prefix, cookie); status != http.StatusUnauthorized {
+			t.Errorf("GET %s with the cookie logged out on the first server: %d, want 401", site.URL, status)
+		}
+		if status := getWith(t, site, Prefix, kept); status != http.StatusOK {
+			t.Errorf("GET %s with another session: %d, want 200", site.URL, status)
+		}
 	}
 }
 
