@@ -59,7 +59,7 @@ func BenchmarkMemoryPerLine(b *testing.B) {
 			b.Fatal(err)
 		}
 		if err := waitUntil(5*time.Minute, func() (bool, error) {
-			n, err := s.cmd.HExists(ctx, k.meta(), "indexed").Result()
+			n, err := s.cmd.HExists(ctx, k.meta(), "sharded").Result()
 			return n, err
 		}); err != nil {
 			b.Fatalf("the index was not built: %v", err)

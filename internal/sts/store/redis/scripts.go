@@ -30,7 +30,7 @@ import (
 //
 // KEYS[1] is the list's key, its head; the prelude names its companions (keys.go): meta, its
 // meta hash (field "created" marks that the list exists, since Redis deletes an empty LIST key;
-// "digest" is store.ListInfo.Digest; "indexed", "building", "epoch", "head" and "cursor" are the
+// "digest" is store.ListInfo.Digest; "sharded", "building", "epoch", "head" and "cursor" are the
 // unique index's; "leased", "returned" and "deadLettered" are the lease counters of
 // store.ListInfo; "due" and "deadClaim" are the lease scripts'), counts the unique index, and the
 // leases' keys (lease scripts, below). KEYS[2] is the key of the outcome of the client's
@@ -207,9 +207,11 @@ local function chore(...)
 end
 
 -- The unique index: its state ('none', 'building' or 'indexed'), read once; since is the
--- building's threshold (nil for "all"); epoch the index's.
+-- building's threshold (nil for "all"); epoch the index's. A built index is meta "sharded": an
+-- index of an earlier version (one hash, <list>:unique, under meta "indexed") is not this one's,
+-- and reads as none, so that a UNIQUE ADD builds this one (dropIndex drops the old).
 local state, since, epoch
--- indexState takes the unique index's state from meta's "indexed", "building" and "epoch".
+-- indexState takes the unique index's state from meta's "sharded", "building" and "epoch".
 local function indexState(indexed, building, e)
   epoch = tonumber(e) or 0
   if indexed then
@@ -222,7 +224,7 @@ local function indexState(indexed, building, e)
 end
 local function readIndex()
   if state then return end
-  local v = redis.call('HMGET', meta, 'indexed', 'building', 'epoch')
+  local v = redis.call('HMGET', meta, 'sharded', 'building', 'epoch')
   indexState(v[1], v[2], v[3])
 end
 
@@ -361,7 +363,7 @@ local function dropIndex()
   local keys = {counts, todo, marks}
   for i = 0, SHARDS - 1 do keys[#keys + 1] = index().shardKey(i) end
   redis.call('UNLINK', unpack(keys))
-  redis.call('HDEL', meta, 'indexed', 'building', 'head', 'cursor')
+  redis.call('HDEL', meta, 'sharded', 'indexed', 'building', 'head', 'cursor')
   state, since = 'none', nil
 end
 
@@ -382,7 +384,7 @@ end
 -- open reads in one command what a request's script needs of the meta hash: whether the list
 -- exists, rest, the unique index's state.
 local function open()
-  local v = redis.call('HMGET', meta, 'created', 'rest', 'indexed', 'building', 'epoch')
+  local v = redis.call('HMGET', meta, 'created', 'rest', 'sharded', 'building', 'epoch')
   created, rest = v[1] ~= false, tonumber(v[2]) or 0
   indexState(v[3], v[4], v[5])
 end
@@ -746,7 +748,7 @@ local function splice(n, pos)
     if state == 'indexed' then
       -- Every lease is counted already.
       redis.call('HSET', meta, 'building', 'all', 'cursor', 'done')
-      redis.call('HDEL', meta, 'indexed')
+      redis.call('HDEL', meta, 'sharded')
       state, since = 'building', nil
     end
     -- Lines came into chunks not counted: a UNIQUE ADD that looked for its line in those
@@ -863,7 +865,7 @@ if ARGV[3] == '1' then
     -- Nothing to count: the index starts here.
     dropIndex()
     index().start()
-    redis.call('HSET', meta, 'indexed', '1')
+    redis.call('HSET', meta, 'sharded', '1')
     state = 'indexed'
   end
   if index().indexed(line) then return {1, created} end
@@ -995,7 +997,7 @@ while budget > 0 do
   end
 end
 if redis.call('EXISTS', todo) == 1 then return {1} end
-redis.call('HSET', meta, 'indexed', '1')
+redis.call('HSET', meta, 'sharded', '1')
 redis.call('HDEL', meta, 'building', 'head', 'cursor')
 redis.call('UNLINK', todo, marks)
 return {0}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // TestFirstUniqueAddDoesNotWaitForTheIndex: the first UNIQUE ADD on a long list answers once it
@@ -93,5 +94,65 @@ func TestFirstUniqueAddDoesNotWaitForTheIndex(t *testing.T) {
 			t.Fatalf("%q is in the list twice", line)
 		}
 		seen[line] = true
+	}
+}
+
+// TestAnIndexOfAnEarlierVersionIsNotTakenForBuilt: a list indexed by a build that kept the
+// unique index in one hash (<list>:unique, meta "indexed"), all its lines in its one LIST, is
+// not taken for a list whose sharded index is built: a UNIQUE ADD of a line it holds is refused,
+// a new line is added once, and the old hash goes with the build of the new index.
+func TestAnIndexOfAnEarlierVersionIsNotTakenForBuilt(t *testing.T) {
+	srv := redistest.Start(t)
+	prefix := newPrefix()
+	lines := guardLines("old", 3*chunkLines)
+	list := prefix + "{l}"
+	do := func(args ...string) {
+		t.Helper()
+		if _, err := srv.Do(args...); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+	}
+	// The shape the earlier build left: one LIST, its meta hash, the index in one hash.
+	do(append([]string{"RPUSH", list}, lines...)...)
+	do("HSET", list+":meta", "created", "1", "registered", "1", "indexed", "1")
+	counts := []string{"HSET", list + ":unique"}
+	for _, l := range lines {
+		counts = append(counts, l, "1")
+	}
+	do(counts...)
+	do("SADD", prefix+"lists", "l")
+
+	s := open(t, Connection{URL: srv.URL()}, prefix, store.Limits{})
+	ctx := t.Context()
+	for _, line := range []string{lines[0], lines[len(lines)/2], lines[len(lines)-1]} {
+		if err := s.Add(ctx, "l", line, store.Last, true); !errors.Is(err, store.ErrDuplicate) {
+			t.Fatalf("UNIQUE ADD of %q, which the list of an earlier version holds: %v", line, err)
+		}
+	}
+	if err := s.Add(ctx, "l", "new", store.Last, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Add(ctx, "l", "new", store.First, true); !errors.Is(err, store.ErrDuplicate) {
+		t.Fatalf("UNIQUE ADD of a line added just before: %v", err)
+	}
+	testutil.Until(t, 30*time.Second, 10*time.Millisecond, "the index to be built", func() bool {
+		n, err := srv.Do("HEXISTS", list+":meta", "sharded")
+		return err == nil && n == int64(1)
+	})
+	if n, err := srv.Do("EXISTS", list+":unique"); err != nil || n != int64(0) {
+		t.Errorf("the index of the earlier version is still there once the new one is built: %v %v", n, err)
+	}
+	if n, err := srv.Do("HEXISTS", list+":meta", "indexed"); err != nil || n != int64(0) {
+		t.Errorf("meta \"indexed\" of the earlier version is still there once the new index is built: %v %v", n, err)
+	}
+	if err := s.Add(ctx, "l", lines[1], store.First, true); !errors.Is(err, store.ErrDuplicate) {
+		t.Fatalf("UNIQUE ADD of a line of the list once the index is built: %v", err)
+	}
+	all, err := s.Lines(ctx, "l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(lines)+1 || all[len(all)-1] != "new" {
+		t.Fatalf("the list holds %d lines, the last %q: want %d, the last \"new\"", len(all), all[len(all)-1], len(lines)+1)
 	}
 }
