@@ -87,6 +87,11 @@ func Until(t testing.TB, timeout, interval time.Duration, what string, cond func
 	})
 }
 
+// FullAttacks is STS_ADVERSARIAL=1, which make adversarial sets: the hostile-input tests
+// (TestAdversarial*) then run at the size of the issue that found them; make test runs them
+// smaller, to stay fast.
+var FullAttacks = os.Getenv("STS_ADVERSARIAL") == "1"
+
 // requireAll is STS_REQUIRE_ALL=1, which CI sets (.ci/run): there a test that cannot run fails
 // instead of skipping, so that a missing tool or a lost precondition does not pass for green.
 var requireAll = os.Getenv("STS_REQUIRE_ALL") == "1"
