@@ -23,7 +23,7 @@ import (
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -31,7 +31,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
-	"github.com/sts-operator/sts-operator/controllers"
+	"github.com/sts-operator/sts-operator/internal/controller"
 	"github.com/sts-operator/sts-operator/internal/specs"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
@@ -200,7 +200,7 @@ func newManager(cfg *rest.Config, o *options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	cacheOptions := cache.Options{ByObject: controllers.CacheByObject()}
+	cacheOptions := cache.Options{ByObject: controller.CacheByObject()}
 	if len(o.watchNamespaces) > 0 {
 		cacheOptions.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.watchNamespaces {
@@ -218,18 +218,18 @@ func newManager(cfg *rest.Config, o *options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("while creating the manager: %w", err)
 	}
-	r := &controllers.SimpleTableServerReconciler{
+	r := &controller.SimpleTableServerReconciler{
 		Client:       mgr.GetClient(),
 		Recorder:     mgr.GetEventRecorder("sts-operator"),
 		DefaultImage: o.stsImage,
-		Endpoints:    controllers.ServiceEndpoints{},
-		HTTPClient:   controllers.NewHTTPClient(o.serverTimeout),
+		Endpoints:    controller.ServiceEndpoints{},
+		HTTPClient:   controller.NewHTTPClient(o.serverTimeout),
 		APIReader:    mgr.GetAPIReader(),
 		DefaultRedis: o.defaultRedis,
 		Defaults:     o.tableServerDefaults,
 		Namespace:    o.namespace,
 	}
-	if err := r.SetupWithManager(mgr, controller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {
+	if err := r.SetupWithManager(mgr, crcontroller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {
 		return nil, fmt.Errorf("while setting up the controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -23,8 +23,8 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 
-	// The operator's controllers, so that the operator's registry holds what cmd/manager's does.
-	_ "github.com/sts-operator/sts-operator/controllers"
+	// The operator's controller package, so that the operator's registry holds what cmd/manager's does.
+	_ "github.com/sts-operator/sts-operator/internal/controller"
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/stsproc"
 	"github.com/sts-operator/sts-operator/internal/testutil"

@@ -84,8 +84,8 @@ func TestProjectDescribesTheRepository(t *testing.T) {
 		if r.API != nil {
 			checkCRD(t, r.Group+"."+r.Domain, r.Kind, r.Version, r.API.Namespaced)
 		}
-		if r.Controller && !declares(t, filepath.Join(root, "controllers"), r.Kind+"Reconciler") {
-			t.Errorf("%s: controller: true, but controllers/ declares no %sReconciler", r.Kind, r.Kind)
+		if r.Controller && !declares(t, filepath.Join(root, "internal/controller"), r.Kind+"Reconciler") {
+			t.Errorf("%s: controller: true, but internal/controller/ declares no %sReconciler", r.Kind, r.Kind)
 		}
 	}
 }

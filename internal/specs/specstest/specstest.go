@@ -1,5 +1,5 @@
 // Package specstest builds the SimpleTableServer resources that the tests of the builders
-// (package specs) and of the reconciler (package controllers) start from, with functional
+// (package specs) and of the reconciler (package controller) start from, with functional
 // options that read like the spec they set: New("logins", WithConfigMapDataset("users",
 // "logins", "users")). It also holds the few checks both packages make of built objects.
 package specstest

@@ -1,4 +1,4 @@
-package controllers
+package controller
 
 import (
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"

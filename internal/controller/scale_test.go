@@ -1,4 +1,4 @@
-package controllers
+package controller
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // steady state, in which the operator must cause no API writes (no request through its
 // client, no changed resourceVersion, no event) and poll each server once per interval.
 //
-//	go test -run '^$' -bench Scale -benchtime 1x ./controllers   (with KUBEBUILDER_ASSETS set)
+//	go test -run '^$' -bench Scale -benchtime 1x ./internal/controller   (with KUBEBUILDER_ASSETS set)
 func BenchmarkScale(b *testing.B) {
 	s := requireEnvtest(b)
 	const (

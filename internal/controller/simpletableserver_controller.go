@@ -1,7 +1,7 @@
-// Package controllers runs SimpleTableServer resources: each becomes a table server Deployment
+// Package controller runs SimpleTableServer resources: each becomes a table server Deployment
 // and Service (and, when asked, a PersistentVolumeClaim), whose lists the reconciler reads back
 // into the resource's status.
-package controllers
+package controller
 
 import (
 	"context"

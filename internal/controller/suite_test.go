@@ -1,4 +1,4 @@
-package controllers
+package controller
 
 import (
 	"context"
@@ -61,13 +61,13 @@ func TestMain(m *testing.M) {
 
 func runSuite(m *testing.M) int {
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		fmt.Fprintln(os.Stderr, "controllers: KUBEBUILDER_ASSETS is unset, so the envtest tests skip; `make test` builds kube-apiserver and etcd (hack/envtest.sh) and sets it")
+		fmt.Fprintln(os.Stderr, "controller: KUBEBUILDER_ASSETS is unset, so the envtest tests skip; `make test` builds kube-apiserver and etcd (hack/envtest.sh) and sets it")
 		return m.Run()
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	s, stop, err := startSuite()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "controllers: starting envtest:", err)
+		fmt.Fprintln(os.Stderr, "controller: starting envtest:", err)
 		return 1
 	}
 	suite = s
@@ -77,7 +77,7 @@ func runSuite(m *testing.M) int {
 
 func startSuite() (*envtestSuite, func(), error) {
 	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
 	cfg, err := env.Start()
@@ -132,10 +132,10 @@ func startSuite() (*envtestSuite, func(), error) {
 		cancel()
 		<-rolloutsDone
 		if err := <-done; err != nil {
-			fmt.Fprintln(os.Stderr, "controllers: manager:", err)
+			fmt.Fprintln(os.Stderr, "controller: manager:", err)
 		}
 		if err := env.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "controllers: stopping envtest:", err)
+			fmt.Fprintln(os.Stderr, "controller: stopping envtest:", err)
 		}
 	}
 	return s, stop, nil
