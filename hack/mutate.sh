@@ -6,6 +6,7 @@
 #   # package: ./internal/sts/
 #   # run: ^TestFindRegexLimitBoundsTheRequest$
 #   # env: STS_TEST_BACKEND=redis        (optional)
+#   # flags: -race                       (optional: go test's flags)
 #
 # For each patch the script copies the tree (without bin/, .git, caches), applies the patch
 # there, runs those tests, and reports the mutation killed (the tests failed) or SURVIVED. It
@@ -27,6 +28,7 @@ for patch in "${patches[@]}"; do
 	pkg=$(sed -n 's/^# package: //p' "$patch")
 	run=$(sed -n 's/^# run: //p' "$patch")
 	read -ra env <<<"$(sed -n 's/^# env: //p' "$patch")"
+	read -ra flags <<<"$(sed -n 's/^# flags: //p' "$patch")"
 	if [[ -z $pkg || -z $run ]]; then
 		echo "BROKEN   $name: no '# package:' or '# run:' line"
 		failed=1
@@ -40,7 +42,7 @@ for patch in "${patches[@]}"; do
 		continue
 	fi
 	start=$SECONDS
-	if (cd "$work/tree" && env "${env[@]}" go test -count=1 -run "$run" "$pkg" >"$work/out" 2>&1); then
+	if (cd "$work/tree" && env "${env[@]}" go test -count=1 "${flags[@]}" -run "$run" "$pkg" >"$work/out" 2>&1); then
 		echo "SURVIVED $name: $pkg -run '$run' passed with the mutation"
 		failed=1
 	elif grep -q -E '\[(build|setup) failed\]' "$work/out"; then

@@ -58,7 +58,7 @@ func TestAdversarialUnauthenticatedBodies(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte("s3cret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	srv := launch(t, stsproc.FreePort(t), "--auth-token-file", tokenFile)
+	srv := launchWithoutRace(t, stsproc.FreePort(t), "--auth-token-file", tokenFile) // measures RSS
 	srv.WaitReady(t)
 	if got := srv.Status("/sts/STATUS"); got != http.StatusUnauthorized {
 		t.Fatalf("STATUS without a token: HTTP %d, want 401", got)

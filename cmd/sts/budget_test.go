@@ -19,7 +19,7 @@ import (
 func TestAdversarialMemoryBudgetBoundsRSS(t *testing.T) {
 	const budget = 16 << 20
 	port := stsproc.FreePort(t)
-	srv := launch(t, port, "--max-total-bytes", fmt.Sprint(budget), "--max-body-bytes", "2Mi")
+	srv := launchWithoutRace(t, port, "--max-total-bytes", fmt.Sprint(budget), "--max-body-bytes", "2Mi") // measures RSS
 	srv.WaitReady(t)
 	idle := procStatusKiB(t, srv.Pid, "VmRSS")
 	post := func(target, body string) int {
@@ -76,7 +76,7 @@ func TestAdversarialMemoryBudgetBoundsRSS(t *testing.T) {
 func TestAdversarialReturnsDoNotOutliveTheirLines(t *testing.T) {
 	const rounds = 200
 	port := stsproc.FreePort(t)
-	srv := launch(t, port, "--max-line-bytes", "2Mi", "--max-body-bytes", "4Mi")
+	srv := launchWithoutRace(t, port, "--max-line-bytes", "2Mi", "--max-body-bytes", "4Mi") // measures RSS
 	srv.WaitReady(t)
 	send := func(method, target, body string) *http.Response {
 		t.Helper()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,17 +17,33 @@ import (
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
-// binary is the sts command, built once by TestMain.
+// binary is the sts command, built once by TestMain: with the race detector under go test
+// -race (make test), so that a data race in the server fails the test that ran it
+// (stsproc.Build, stsproc.Start).
 var binary string
+
+// binDir holds the binaries TestMain and binaryWithoutRace build.
+var binDir string
+
+// binaryWithoutRace is the sts command built without the race detector, for the tests that
+// measure the server's memory (RSS): the race detector multiplies it 5 to 10 times. Built on
+// first use; the same as binary when the tests run without -race.
+var binaryWithoutRace = sync.OnceValues(func() (string, error) {
+	if !stsproc.Race {
+		return binary, nil
+	}
+	out := filepath.Join(binDir, "sts-norace")
+	return out, stsproc.BuildWithoutRace(".", out)
+})
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "sts-bin-")
 	if err != nil {
 		panic(err)
 	}
-	binary = filepath.Join(dir, "sts")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
-		panic(fmt.Sprintf("go build: %v\n%s", err, out))
+	binDir, binary = dir, filepath.Join(dir, "sts")
+	if err := stsproc.Build(".", binary); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)

@@ -16,10 +16,24 @@ import (
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
-// launch starts the binary on 127.0.0.1:port without waiting for it.
+// launch starts the binary on 127.0.0.1:port without waiting for it: built with the race
+// detector under go test -race.
 func launch(t *testing.T, port int, args ...string) *stsproc.Process {
 	t.Helper()
 	return stsproc.Start(t, binary, port, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)...)
+}
+
+// launchWithoutRace starts the binary built without the race detector, whatever the tests'
+// build, on 127.0.0.1:port without waiting for it: for the tests that measure the server's
+// memory (RSS), which the race detector multiplies 5 to 10 times. Their concurrency is checked by
+// the tests that run the race-enabled binary.
+func launchWithoutRace(t *testing.T, port int, args ...string) *stsproc.Process {
+	t.Helper()
+	plain, err := binaryWithoutRace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stsproc.Start(t, plain, port, append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port)}, args...)...)
 }
 
 // rawClient is a minimal HTTP/1.1 client on one keep-alive connection: it costs the test far

@@ -1,10 +1,16 @@
-// Package stsproc runs the sts binary for tests: its output collected, killed when the test
-// ends, and told about through its HTTP endpoints. The binary's own tests (cmd/sts) and the tests
-// that drive it with real load generators (test/examples) share it.
+// Package stsproc builds and runs the sts binary for tests: its output collected, killed when
+// the test ends, and told about through its HTTP endpoints. The binary's own tests (cmd/sts), the
+// monitoring tests (hack/monitoring), the fault campaign (test/faults) and the tests that drive it
+// with real load generators (test/examples) share it.
+//
+// Under `go test -race` (make test), Build builds sts with the race detector as well, and a test
+// whose server reported a data race fails: the process tests check the server's concurrency as the
+// in-process tests check the handlers'.
 package stsproc
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -31,15 +37,48 @@ type Process struct {
 	err    error         // how it ended, once exited is closed
 }
 
+// raceWarning begins each report the race detector prints.
+const raceWarning = "WARNING: DATA RACE"
+
+// Build builds the Go package at pkg (a directory, e.g. "../../cmd/sts") into out: with the
+// race detector when this test binary has it (Race), so that `go test -race` runs a server that
+// reports its data races, which Start turns into test failures.
+func Build(pkg, out string) error {
+	return build(pkg, out, Race)
+}
+
+// BuildWithoutRace builds pkg into out without the race detector, whatever the test binary's
+// build. For the tests that measure the server's memory (RSS): the race detector's shadow memory
+// and its bookkeeping of every goroutine take 5 to 10 times what the server itself holds.
+func BuildWithoutRace(pkg, out string) error {
+	return build(pkg, out, false)
+}
+
+func build(pkg, out string, race bool) error {
+	args := []string{"build", "-o", out}
+	if race {
+		args = append(args, "-race")
+	}
+	if b, err := exec.Command("go", append(args, pkg)...).CombinedOutput(); err != nil {
+		return fmt.Errorf("go %v: %v\n%s", args, err, b)
+	}
+	return nil
+}
+
 // Start runs binary with args, which must make it listen on 127.0.0.1:port, and an empty
 // environment (no STS_* variable of the test's). It does not wait for the server to be ready.
-// When the test ends the process is killed, and its output logged if the test failed.
+// When the test ends the process is killed, and its output logged if the test failed. A binary
+// built with the race detector (Build under go test -race) runs on: the test fails when the
+// test ends if the server printed a data race report.
 func Start(t testing.TB, binary string, port int, args ...string) *Process {
 	t.Helper()
 	p := &Process{Base: "http://127.0.0.1:" + strconv.Itoa(port), Logs: &syncbuf.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.Logs, p.Logs
-	p.cmd.Env = []string{}
+	// The race detector's settings, for a binary built with it (others ignore them): each report
+	// printed as it is found, the server going on; a stopped server exits with status 66 if it
+	// reported one.
+	p.cmd.Env = []string{"GORACE=halt_on_error=0 exitcode=66"}
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +90,10 @@ func Start(t testing.TB, binary string, port int, args ...string) *Process {
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
 		<-p.exited
-		if t.Failed() {
-			t.Logf("sts %v printed:\n%s", args, p.Logs)
+		if logs := p.Logs.String(); strings.Contains(logs, raceWarning) {
+			t.Errorf("sts %v reported a data race (built with -race):\n%s", args, logs)
+		} else if t.Failed() {
+			t.Logf("sts %v printed:\n%s", args, logs)
 		}
 	})
 	return p
@@ -89,7 +130,8 @@ func (p *Process) WaitReady(t testing.TB) {
 // Exited is closed when the process has ended.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
-// ExitCode waits up to within for the process to end and returns its exit status.
+// ExitCode waits up to within for the process to end and returns its exit status: 66 for a
+// server built with the race detector that reported a data race (Start's test fails as well).
 func (p *Process) ExitCode(t testing.TB, within time.Duration) int {
 	t.Helper()
 	select {
