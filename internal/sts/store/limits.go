@@ -9,7 +9,8 @@ type Limits struct {
 	MaxLinesPerList int64
 	// MaxTotalBytes is the most memory the lists may hold together (the memory backend's): each
 	// line's text and LineOverhead, each list's ListOverhead and name, each lease's LeaseOverhead
-	// and id, each REQUEST_ID outcome's OutcomeCost. A change that would take the total over it is
+	// and id, each REQUEST_ID outcome's OutcomeCost, each line's UniqueOverhead in the UNIQUE
+	// index of a list that has one. A change that would take the total over it is
 	// refused before it is made; the memory that holds a REQUEST_ID's outcome is counted once the
 	// change is made, and refuses the next ones.
 	MaxTotalBytes int64
@@ -50,6 +51,9 @@ const (
 	ListOverhead    = 512
 	LeaseOverhead   = 384
 	OutcomeOverhead = 128
+	// UniqueOverhead is a distinct line's entry in a list's UNIQUE index, which the first unique
+	// ADD builds: up to 56 bytes a map entry measured, between a map's growths.
+	UniqueOverhead = 64
 )
 
 // LineCost is what a line costs against Limits.MaxTotalBytes.

@@ -206,9 +206,10 @@ func (m *Memory) begin(l *list) {
 }
 
 // commit ends the operation begun on l and hands its record to the recorder if the operation
-// changed anything or created the list. l must still be locked, so that the records of a list
-// are in order.
+// changed anything or created the list, after settling the charge of the list's UNIQUE index.
+// l must still be locked, so that the records of a list are in order.
 func (m *Memory) commit(l *list, created bool) Commit {
+	m.chargeIndex(l)
 	if !l.recording {
 		return committed{}
 	}

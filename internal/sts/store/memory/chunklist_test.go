@@ -17,14 +17,14 @@ func checkInvariants(t *testing.T, m *Memory) {
 	for name, l := range m.lists {
 		l.mu.Lock()
 		checkList(t, name, l)
-		bytes += l.size() + int64(store.ListOverhead+len(name))
+		bytes += l.size() + int64(store.ListOverhead+len(name)) + int64(len(l.counts))*store.UniqueOverhead
 		for _, o := range l.outcomes {
 			bytes += o.cost
 		}
 		l.mu.Unlock()
 	}
 	if bytes != m.Bytes() {
-		t.Fatalf("the lists hold %d bytes (with their own and their outcomes'), the store counts %d", bytes, m.Bytes())
+		t.Fatalf("the lists hold %d bytes (with their own, their outcomes' and their UNIQUE indexes'), the store counts %d", bytes, m.Bytes())
 	}
 }
 

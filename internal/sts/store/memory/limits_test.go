@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -124,6 +125,43 @@ func TestLeasesAndOutcomesCount(t *testing.T) {
 		t.Fatalf("a lease that does not fit: %v", err)
 	}
 	checkLines(t, full, "q", []string{"a", "b"})
+}
+
+// TestUniqueIndexCounts checks that a list's UNIQUE index is counted, an entry a distinct line,
+// from the unique ADD that builds it: one that would not fit is refused and builds nothing, and
+// the index's cost goes with the lines (the probe's 22.4M one-byte lines under a budget that
+// counted their text only were 992 MB of RSS; an index doubles what each such line takes).
+func TestUniqueIndexCounts(t *testing.T) {
+	lines := []string{"a", "b", "a", "c"}
+	withIndex := cost([]string{"q"}, append(lines, "d")...) + 4*store.UniqueOverhead
+	m := New(WithLimits(store.Limits{MaxTotalBytes: withIndex}))
+	if err := m.Replace(ctx, "q", slices.Clone(lines), ""); err != nil {
+		t.Fatal(err)
+	}
+	base := m.Bytes()
+	if err := m.Add(ctx, "q", "d", store.Last, true); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Bytes(), base+store.LineCost("d")+4*store.UniqueOverhead; got != want {
+		t.Fatalf("Bytes with the index of a, b, c, d = %d, want %d", got, want)
+	}
+	checkInvariants(t, m)
+	if _, err := m.Reset(ctx, "q"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Bytes(), cost([]string{"q"}); got != want {
+		t.Fatalf("Bytes after RESET = %d, want %d: the index's cost outlived it", got, want)
+	}
+
+	full := New(WithLimits(store.Limits{MaxTotalBytes: withIndex - 1}))
+	if err := full.Replace(ctx, "q", slices.Clone(lines), ""); err != nil {
+		t.Fatal(err)
+	}
+	if got := limitOf(full.Add(ctx, "q", "d", store.Last, true)); got.Limit != store.LimitTotalBytes {
+		t.Fatalf("a unique ADD whose index does not fit: %v", got)
+	}
+	checkLines(t, full, "q", lines)
+	checkInvariants(t, full)
 }
 
 // TestTotalBytesHoldUnderConcurrency has many goroutines fill lists of their own up to the

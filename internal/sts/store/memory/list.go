@@ -17,7 +17,9 @@ type list struct {
 	// unique add, so lists never used that way pay nothing for it, and is dropped when the list
 	// is emptied or replaced, which also gives back the memory of a map that never shrinks.
 	counts map[string]int
-	bytes  int64 // the bytes of the lines held
+	// countsCharged is what counts is charged in the store's total (chargeIndex).
+	countsCharged int64
+	bytes         int64 // the bytes of the lines held
 	// digest is the store.ListInfo.Digest of the list; not journaled, so a restored list has none.
 	digest string
 
@@ -195,6 +197,15 @@ func (l *list) uncount(line string) {
 		delete(l.counts, line)
 	} else {
 		l.counts[line]--
+	}
+}
+
+// chargeIndex brings what the store's total counts for the UNIQUE index of l to its entries
+// (store.UniqueOverhead each), once a change has grown or shrunk it, or dropped it.
+func (m *Memory) chargeIndex(l *list) {
+	if d := int64(len(l.counts))*store.UniqueOverhead - l.countsCharged; d != 0 {
+		m.bytes.Add(d)
+		l.countsCharged += d
 	}
 }
 

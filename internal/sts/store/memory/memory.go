@@ -348,6 +348,15 @@ func (m *Memory) addLocked(l *list, line string, pos store.Position, unique bool
 	if pos != store.First && pos != store.Last {
 		return fmt.Errorf("store: cannot add at position %d, only store.First or Last", pos)
 	}
+	if unique && l.counts == nil {
+		// The index takes an entry a distinct line: admitted for every line before it is built,
+		// as the line is, and settled to the distinct ones when the change is committed.
+		grow := int64(l.held()) * store.UniqueOverhead
+		if err := m.admit(l.held(), grow); err != nil {
+			return err
+		}
+		l.countsCharged += grow
+	}
 	if unique && l.contains(line) {
 		return store.ErrDuplicate
 	}
