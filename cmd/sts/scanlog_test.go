@@ -28,7 +28,7 @@ func TestAdversarialOverlappingFindsDoNotGrowMemory(t *testing.T) {
 		run = 100 * time.Second
 	}
 	port := stsproc.FreePort(t)
-	srv := launch(t, port, "--regex-timeout", "1s")
+	srv := launchWithoutRace(t, port, "--regex-timeout", "1s") // measures RSS
 	srv.WaitReady(t)
 	get := func(target string) int {
 		resp, err := http.Get(srv.Base + target)

@@ -33,7 +33,8 @@ import (
 
 const dir = "../../charts/sts-operator/monitoring"
 
-// binary is the sts command, built once by TestMain.
+// binary is the sts command, built once by TestMain: with the race detector under go test
+// -race (make test), a data race in the server failing the test that ran it (stsproc).
 var binary string
 
 func TestMain(m *testing.M) {
@@ -42,8 +43,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(tmp, "sts")
-	if out, err := exec.Command("go", "build", "-o", binary, "../../cmd/sts").CombinedOutput(); err != nil {
-		panic(fmt.Sprintf("go build: %v\n%s", err, out))
+	if err := stsproc.Build("../../cmd/sts", binary); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(tmp)
