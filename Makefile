@@ -67,7 +67,7 @@ lint: $(STATICCHECK) ## Run gofmt check, go vet and staticcheck (built from the 
 .PHONY: test
 test: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
 test: export HELM := $(HELM)
-test: deps-test lint verify-generated rules-test envtest $(HELM) ## Run all tests (unit, HTTP, envtest) with the race detector; the protocol suite a second time on Redis. Installs its Debian packages first (hack/debian-deps.sh); the first run builds its tools from the Go module proxy into bin/.
+test: deps-test lint verify-generated rules-test envtest $(HELM) ## Run all tests (unit, HTTP, envtest) with the race detector, the sts binary that the process tests start included (but for the tests measuring its memory); the protocol suite a second time on Redis. Installs its Debian packages first (hack/debian-deps.sh); the first run builds its tools from the Go module proxy into bin/.
 	go test -race -count=1 -timeout 30m ./...
 	STS_TEST_BACKEND=redis go test -race -count=1 -timeout 10m ./internal/sts/
 
@@ -118,16 +118,26 @@ FAULT_CYCLES ?= 200
 faults: deps-faults ## Run the fault-injection campaign (test/faults): FAULT_CYCLES (200) nemesis cycles over every nemesis and both backends, about 10 minutes, and the issue-23 scenarios; print the figures table of docs/guarantees.md (lines lost, duplicated, REQUEST_IDs unanswered, the retrying clients' wait after each fault, p50/p99). FAULT_SEED=<seed> replays a run; make test runs each nemesis once.
 	STS_FAULT_CYCLES=$(FAULT_CYCLES) STS_FAULT_SEED=$(FAULT_SEED) go test -count=1 -v -parallel 4 -timeout 60m ./test/faults/
 
+# BENCH_ROUNDS is how many times make bench runs each benchmark (-count): docs/benchmarks.md gives
+# the least, the median and the greatest of each figure over them.
+BENCH_ROUNDS ?= 3
+# BENCH_DIR keeps the raw output of the last make bench and make bench-check.
+BENCH_DIR := .cache/bench
 .PHONY: bench
 bench: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-bench: deps-bench envtest ## Run the benchmarks (the operator's at 200 resources on envtest, built from the Go module proxy the first time) and print the ratios against their baselines.
-	go test -run '^$$' -bench . -benchmem $$(go list ./internal/... | grep -v '/internal/controller$$')
-	go test -run '^$$' -bench . -benchtime 1x ./internal/controller
+bench: deps-bench envtest ## Run every benchmark BENCH_ROUNDS (3) times, one package at a time (the operator's at 200 resources on envtest; the guard at 10M lines once), and write docs/benchmarks.md (hack/benchreport): the machine, the date, the commit, each figure's min/median/max.
+	@mkdir -p $(BENCH_DIR)
+	go test -p 1 -timeout 120m -run '^$$' -bench . -benchmem -count $(BENCH_ROUNDS) -skip '^(BenchmarkNoCommandBlocksRedis10M|BenchmarkScale)$$' ./internal/... | tee $(BENCH_DIR)/rounds.txt
+	go test -timeout 30m -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count $(BENCH_ROUNDS) ./internal/controller | tee $(BENCH_DIR)/scale.txt
+	go test -timeout 30m -run '^$$' -bench '^BenchmarkNoCommandBlocksRedis10M$$' -benchtime 1x ./internal/sts/store/redis | tee $(BENCH_DIR)/guard.txt
+	go run ./hack/benchreport -rounds $(BENCH_ROUNDS) -o docs/benchmarks.md $(BENCH_DIR)/rounds.txt $(BENCH_DIR)/scale.txt $(BENCH_DIR)/guard.txt
 
 .PHONY: bench-check
 bench-check: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-bench-check: deps-bench envtest ## Run every benchmark once (-benchtime 1x), with its assertions and no timing floor, so that none can rot: CI runs it. The guard at 10M lines is make bench's alone (minutes).
-	go test -run '^$$' -bench . -benchtime 1x -skip '^BenchmarkNoCommandBlocksRedis10M$$' ./...
+bench-check: deps-bench envtest ## Run every benchmark once (-benchtime 1x), with its assertions and no timing floor, so that none can rot, and write their report to .cache/bench/check.md (hack/benchreport reads real output): CI runs it. The guard at 10M lines is make bench's alone (minutes).
+	@mkdir -p $(BENCH_DIR)
+	go test -run '^$$' -bench . -benchtime 1x -skip '^BenchmarkNoCommandBlocksRedis10M$$' ./... | tee $(BENCH_DIR)/check.txt
+	go run ./hack/benchreport -o $(BENCH_DIR)/check.md $(BENCH_DIR)/check.txt
 
 .PHONY: screenshots
 screenshots: ## Take the README's pictures of the web page (docs/ui/overview.png, docs/ui/list.png) in headless Chromium during a short drain.
