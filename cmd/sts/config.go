@@ -133,7 +133,7 @@ func resolveSettings(args []string, lookupEnv func(string) (string, bool), usage
 	fs.Var(byteSizeFlag{&c.MaxBodyBytes}, "max-body-bytes", "largest request body accepted, in bytes (512Ki, 16Mi, ... accepted)")
 	fs.Var(byteSizeFlag{&c.MinFreeBytes}, "min-free-bytes", "free space SAVE must leave in the dataset directory's file system, so that the journal on the same volume can still write (0: no check)")
 	fs.Int64Var(&c.Limits.MaxLinesPerList, "max-lines-per-list", 0, "most lines a list may hold (0: no limit)")
-	fs.Var(byteSizeFlag{&c.Limits.MaxTotalBytes}, "max-total-bytes", "most bytes the lines of all lists may hold together, e.g. 512Mi (0: no limit)")
+	fs.Var(byteSizeFlag{&c.Limits.MaxTotalBytes}, "max-total-bytes", "the memory budget of the lists: their lines, leases, REQUEST_ID outcomes and UNIQUE indexes with their bookkeeping, e.g. 512Mi (0: no limit)")
 	fs.Var(byteSizeFlag{&c.Limits.MaxLineBytes}, "max-line-bytes", "longest line accepted, in bytes (0: no limit)")
 	fs.Int64Var(&c.Limits.MaxLists, "max-lists", c.Limits.MaxLists, "most lists the server may hold; a command that would create one more is refused (0: no limit)")
 	fs.Var(byteSizeFlag{&c.MaxNameBytes}, "max-name-bytes", "longest list name (FILENAME) accepted, in bytes (0: no limit)")
