@@ -125,12 +125,13 @@ BENCH_ROUNDS ?= 3
 BENCH_DIR := .cache/bench
 .PHONY: bench
 bench: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)
-bench: deps-bench envtest ## Run every benchmark BENCH_ROUNDS (3) times, one package at a time (the operator's at 200 resources on envtest; the guard at 10M lines once), and write docs/benchmarks.md (hack/benchreport): the machine, the date, the commit, each figure's min/median/max.
+bench: deps-bench envtest ## Run every benchmark BENCH_ROUNDS (3) times, one package at a time (the operator's at 200 resources on envtest; the guard at 10M lines once), and write docs/benchmarks.md (hack/benchreport): the machine and its load, the date, the commit, each figure's min/median/max.
 	@mkdir -p $(BENCH_DIR)
+	@date -u +%Y-%m-%dT%H:%M:%SZ > $(BENCH_DIR)/started; cat /proc/loadavg > $(BENCH_DIR)/load-start
 	go test -p 1 -timeout 120m -run '^$$' -bench . -benchmem -count $(BENCH_ROUNDS) -skip '^(BenchmarkNoCommandBlocksRedis10M|BenchmarkScale)$$' ./internal/... | tee $(BENCH_DIR)/rounds.txt
 	go test -timeout 30m -run '^$$' -bench '^BenchmarkScale$$' -benchtime 1x -count $(BENCH_ROUNDS) ./internal/controller | tee $(BENCH_DIR)/scale.txt
 	go test -timeout 30m -run '^$$' -bench '^BenchmarkNoCommandBlocksRedis10M$$' -benchtime 1x ./internal/sts/store/redis | tee $(BENCH_DIR)/guard.txt
-	go run ./hack/benchreport -rounds $(BENCH_ROUNDS) -o docs/benchmarks.md $(BENCH_DIR)/rounds.txt $(BENCH_DIR)/scale.txt $(BENCH_DIR)/guard.txt
+	go run ./hack/benchreport -rounds $(BENCH_ROUNDS) -started "$$(cat $(BENCH_DIR)/started)" -load-start "$$(cat $(BENCH_DIR)/load-start)" -o docs/benchmarks.md $(BENCH_DIR)/rounds.txt $(BENCH_DIR)/scale.txt $(BENCH_DIR)/guard.txt
 
 .PHONY: bench-check
 bench-check: export KUBEBUILDER_ASSETS = $(ENVTEST_ASSETS)

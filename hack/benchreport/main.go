@@ -39,6 +39,8 @@ func main() {
 	out := flag.String("o", "docs/benchmarks.md", "the file to write")
 	rounds := flag.Int("rounds", 0, "the -count of the run, for the report's header (0: not said)")
 	commit := flag.String("commit", "", "the commit the run measured (default: git's HEAD here, and whether the tree has changes)")
+	started := flag.String("started", "", "when the run began, RFC 3339 (the report gives its length)")
+	loadStart := flag.String("load-start", "", "the machine's load average when the run began, as /proc/loadavg gives it")
 	flag.Parse()
 	if flag.NArg() == 0 {
 		fmt.Fprintln(os.Stderr, "usage: benchreport [-o docs/benchmarks.md] [-rounds N] go-test-bench-output.txt ...")
@@ -63,6 +65,14 @@ func main() {
 	if *commit != "" {
 		m.Commit = *commit
 	}
+	if *started != "" {
+		t, err := time.Parse(time.RFC3339, *started)
+		if err != nil {
+			fail(fmt.Errorf("-started: %w", err))
+		}
+		m.Started = t
+	}
+	m.LoadStart = loadTriple(*loadStart)
 	var b strings.Builder
 	Write(&b, run, m, *rounds, docComments(run))
 	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
@@ -180,9 +190,10 @@ func Summary(values []float64) (lo, median, hi float64) {
 
 // Machine describes where the run was made.
 type Machine struct {
-	CPU, Kernel, Go, Load, Commit string
-	Cores                         int
-	Date                          time.Time
+	CPU, Kernel, Go, Commit string
+	Load, LoadStart         string // 1, 5 and 15 minutes: when the report is written, when the run began
+	Cores                   int
+	Date, Started           time.Time // Date: when the report is written
 }
 
 func thisMachine(cpu string) Machine {
@@ -197,9 +208,7 @@ func thisMachine(cpu string) Machine {
 		m.Kernel = runtime.GOOS
 	}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(b)); len(f) >= 3 {
-			m.Load = strings.Join(f[:3], " / ")
-		}
+		m.Load = loadTriple(string(b))
 	}
 	m.Commit = "unknown"
 	if b, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
@@ -209,6 +218,14 @@ func thisMachine(cpu string) Machine {
 		}
 	}
 	return m
+}
+
+// loadTriple formats /proc/loadavg's first three fields, "" if it has not them.
+func loadTriple(loadavg string) string {
+	if f := strings.Fields(loadavg); len(f) >= 3 {
+		return strings.Join(f[:3], " / ")
+	}
+	return ""
 }
 
 func cpuModel() string {
@@ -261,14 +278,21 @@ func Write(w io.Writer, r *Run, m Machine, rounds int, docs map[string]string) {
 	p("doc comment, quoted, says which); every figure is the least, the median and the greatest over\n")
 	p("the rounds. Absolute rates depend on the machine and on what else ran on it: compare ratios.\n\n")
 	p("| run | |\n|---|---|\n")
-	p("| date | %s |\n", m.Date.Format("2006-01-02 15:04 MST"))
+	if !m.Started.IsZero() {
+		p("| date | %s to %s (%v) |\n", m.Started.UTC().Format("2006-01-02 15:04"), m.Date.Format("15:04 MST"), m.Date.Sub(m.Started).Round(time.Minute))
+	} else {
+		p("| date | %s |\n", m.Date.Format("2006-01-02 15:04 MST"))
+	}
 	p("| commit | %s |\n", m.Commit)
 	p("| CPU | %s |\n", m.CPU)
 	p("| cores | %d |\n", m.Cores)
 	p("| kernel | %s |\n", m.Kernel)
 	p("| Go | %s |\n", m.Go)
+	if m.LoadStart != "" {
+		p("| load average when the run began (1 / 5 / 15 min) | %s |\n", m.LoadStart)
+	}
 	if m.Load != "" {
-		p("| load average when written (1 / 5 / 15 min) | %s |\n", m.Load)
+		p("| load average when it ended (1 / 5 / 15 min) | %s |\n", m.Load)
 	}
 	if rounds > 0 {
 		p("| rounds | %d (`-count %d`); a benchmark with fewer rounds says so |\n", rounds, rounds)

@@ -51,12 +51,14 @@ func TestParseAndWrite(t *testing.T) {
 		t.Errorf("cpu %q", r.CPU)
 	}
 	var out strings.Builder
-	m := Machine{CPU: r.CPU, Cores: 2, Kernel: "linux 6.1", Go: "go1.26", Commit: "abc", Date: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)}
+	m := Machine{CPU: r.CPU, Cores: 2, Kernel: "linux 6.1", Go: "go1.26", Commit: "abc", Date: time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC),
+		Started: time.Date(2026, 12, 4, 9, 20, 0, 0, time.UTC), LoadStart: loadTriple("1.00 2.00 3.00 1/200 42\n")}
 	Write(&out, r, m, 2, map[string]string{
 		"github.com/sts-operator/sts-operator/internal/sts BenchmarkReadFirstKeepVsBareHTTP": "BenchmarkReadFirstKeepVsBareHTTP measures READ against a bare handler.\n",
 	})
 	for _, want := range []string{
-		"| date | 2026-12-04 10:00 UTC |",
+		"| date | 2026-12-04 09:20 to 10:00 UTC (40m0s) |",
+		"| load average when the run began (1 / 5 / 15 min) | 1.00 / 2.00 / 3.00 |",
 		"| CPU | Intel(R) Xeon(R) CPU @ 2.20GHz |",
 		"## internal/sts\n",
 		"> BenchmarkReadFirstKeepVsBareHTTP measures READ against a bare handler.\n",
