@@ -150,6 +150,20 @@ func parseNamespaces(v string) ([]string, error) {
 	return namespaces, nil
 }
 
+// defaults are what the reconciler fills a resource's unset fields with: the pod settings of
+// --table-server-defaults and the Redis of --default-redis (nil: neither flag).
+func (o *options) defaults() *specs.Defaults {
+	if o.defaultRedis == nil {
+		return o.tableServerDefaults
+	}
+	d := &specs.Defaults{}
+	if o.tableServerDefaults != nil {
+		*d = *o.tableServerDefaults
+	}
+	d.Redis = o.defaultRedis
+	return d
+}
+
 // parseTableServerDefaults reads --table-server-defaults strictly: a misspelt field would
 // otherwise be a default silently not applied.
 func parseTableServerDefaults(v string) (*specs.Defaults, error) {
@@ -225,8 +239,7 @@ func newManager(cfg *rest.Config, o *options) (ctrl.Manager, error) {
 		Endpoints:    controller.ServiceEndpoints{},
 		HTTPClient:   controller.NewHTTPClient(o.serverTimeout),
 		APIReader:    mgr.GetAPIReader(),
-		DefaultRedis: o.defaultRedis,
-		Defaults:     o.tableServerDefaults,
+		Defaults:     o.defaults(),
 		Namespace:    o.namespace,
 	}
 	if err := r.SetupWithManager(mgr, crcontroller.Options{MaxConcurrentReconciles: o.maxConcurrentReconciles}); err != nil {

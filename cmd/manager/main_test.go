@@ -120,3 +120,25 @@ func TestParseSecurityAndScopeOptions(t *testing.T) {
 		})
 	}
 }
+
+// The reconciler's one Defaults holds both flags, whichever comes first.
+func TestDefaultsJoinBothFlags(t *testing.T) {
+	redis := `--default-redis={"address":"r:6379"}`
+	pods := `--table-server-defaults={"nodeSelector":{"pool":"load"}}`
+	for _, args := range [][]string{{redis, pods}, {pods, redis}} {
+		o := parsed(t, append([]string{"--sts-image=x:1"}, args...), func(string) string { return "" }, "")
+		d := o.defaults()
+		if d == nil || d.Redis == nil || d.Redis.Address != "r:6379" || d.NodeSelector["pool"] != "load" {
+			t.Errorf("%q: defaults %+v", args, d)
+		}
+		if o.tableServerDefaults.Redis != nil {
+			t.Errorf("%q: the parsed --table-server-defaults got the Redis", args)
+		}
+	}
+	if d := parsed(t, []string{"--sts-image=x:1"}, func(string) string { return "" }, "").defaults(); d != nil {
+		t.Errorf("no flag: defaults %+v, want none", d)
+	}
+	if d := parsed(t, []string{"--sts-image=x:1", redis}, func(string) string { return "" }, "").defaults(); d == nil || d.Redis == nil || d.NodeSelector != nil {
+		t.Errorf("--default-redis alone: defaults %+v", d)
+	}
+}

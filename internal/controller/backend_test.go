@@ -26,7 +26,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
-func TestWithDefaults(t *testing.T) {
+func TestDefaultRedis(t *testing.T) {
 	def := &stsv1alpha1.RedisConnection{Address: "shared.redis.svc:6379", CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis"}}
 	tests := map[string]struct {
 		sts         *stsv1alpha1.SimpleTableServer
@@ -51,9 +51,9 @@ func TestWithDefaults(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			before := tc.sts.DeepCopy()
-			run := withDefaults(tc.sts, tc.def)
+			run := (&specs.Defaults{Redis: tc.def}).Apply(tc.sts)
 			if !reflect.DeepEqual(tc.sts, before) {
-				t.Error("withDefaults changed the resource itself")
+				t.Error("Defaults.Apply changed the resource itself")
 			}
 			var address string
 			if r := run.Spec.Backend.Redis; r != nil {

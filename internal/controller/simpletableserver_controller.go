@@ -51,10 +51,8 @@ type SimpleTableServerReconciler struct {
 	// changed: the manager caches only their metadata (see sourceCache); and lists the pods of
 	// table servers that do not answer through their Service.
 	APIReader client.Reader
-	// DefaultRedis is the Redis of resources whose Redis backend names none (nil: such a
-	// resource stalls until it names one).
-	DefaultRedis *stsv1alpha1.RedisConnection
-	// Defaults fill what a resource's table-server pods leave unset (nil: none).
+	// Defaults fill what a resource leaves unset: the Redis of a Redis backend that names none,
+	// the table-server pods' settings (nil: none).
 	Defaults *specs.Defaults
 	// Namespace is where the operator runs: table servers' NetworkPolicies let it in ("": they
 	// let in only the peers the resource names, and the operator must reach them otherwise).
@@ -97,7 +95,7 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		// recreating it would only race the deletion.
 		return ctrl.Result{}, nil
 	}
-	run := r.Defaults.Apply(withDefaults(sts, r.DefaultRedis)) // the resource as its pods run it
+	run := r.Defaults.Apply(sts) // the resource as its pods run it
 	src, err := r.resolveSources(ctx, run)
 	if err != nil {
 		// Nothing can be brought to a spec whose sources are unknown: say so, and retry.

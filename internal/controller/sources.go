@@ -51,7 +51,7 @@ func referencedConfigMaps(obj client.Object) []string {
 // referencedSecrets is the secretIndex function: the Secrets of datasets, of the auth token,
 // and of the Redis the resource runs with (the operator's default one's too).
 func (r *SimpleTableServerReconciler) referencedSecrets(obj client.Object) []string {
-	sts := withDefaults(obj.(*stsv1alpha1.SimpleTableServer), r.DefaultRedis)
+	sts := r.Defaults.Apply(obj.(*stsv1alpha1.SimpleTableServer))
 	var names []string
 	for _, ds := range sts.Spec.Datasets {
 		if ds.Secret != nil {

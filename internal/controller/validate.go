@@ -33,7 +33,7 @@ func specProblems(sts *stsv1alpha1.SimpleTableServer) []string {
 			problems = append(problems, fmt.Sprintf("%s: %v", c.field, err))
 		}
 	}
-	if specs.Shared(sts) && !namesRedis(sts) {
+	if specs.Shared(sts) && !specs.NamesRedis(sts) {
 		problems = append(problems, "spec.backend.redis names no address or sentinel, and the operator has no default Redis: "+
 			"set spec.backend.redis.address (or sentinel), or install the operator with the chart value tableServer.defaultRedis")
 	}

@@ -11,10 +11,17 @@ import (
 )
 
 // Defaults are the cluster admin's settings for every table server whose resource does not set
-// its own (the chart's tableServerDefaults, the manager's --table-server-defaults): the pod
-// fields of a SimpleTableServer's spec, and the security contexts, which a resource cannot set.
-// The default image is not here: it is the manager's --sts-image, pinned at a server's creation.
+// its own: the Redis of a Redis backend that names none (the manager's --default-redis), the
+// pod fields of a SimpleTableServer's spec and the security contexts, which a resource cannot
+// set (the chart's tableServerDefaults, the manager's --table-server-defaults). Apply is the
+// one defaulting step: every step of a reconcile after reading the resource works on what it
+// returns. The default image is not here: it is the manager's --sts-image, pinned at a
+// server's creation.
 type Defaults struct {
+	// Redis is the Redis of resources whose Redis backend names none (nil: such a resource
+	// stalls until it names one). It is its own flag, not a field of --table-server-defaults.
+	Redis *stsv1alpha1.RedisConnection `json:"-"`
+
 	ImagePullPolicy           corev1.PullPolicy                 `json:"imagePullPolicy,omitempty"`
 	ImagePullSecrets          []corev1.LocalObjectReference     `json:"imagePullSecrets,omitempty"`
 	Resources                 *corev1.ResourceRequirements      `json:"resources,omitempty"`
@@ -32,19 +39,24 @@ type Defaults struct {
 	SecurityContext    *corev1.SecurityContext    `json:"securityContext,omitempty"`
 }
 
-// Apply returns sts with a copy of d's value in each spec field sts leaves empty; sts and d are
-// left alone (the client decodes the API server's answer into a written object's fields, and
-// several reconciles run at once). The resource
-// wins field by field: resources, nodeSelector, tolerations, affinity and spread constraints as a
-// whole (half of the resource's and half of the default's could describe a pod that neither
-// meant, such as a request above a limit); podLabels, podAnnotations and the Service's
-// annotations key by key. The Service's type applies to a resource whose type is ClusterIP: the
-// API server writes ClusterIP into every resource that names none.
-func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.SimpleTableServer {
+// Apply returns tableServer as the operator runs it; tableServer and d are left alone (the
+// client decodes the API server's answer into a written object's fields, and several
+// reconciles run at once), and nil defaults return tableServer itself.
+//
+// A Redis backend that names no Redis gets d.Redis, with the database, credentials and TLS the
+// resource sets itself in place of the default's. Every other spec field the resource leaves
+// empty gets a copy of d's value. The resource wins field by field: resources, nodeSelector,
+// tolerations, affinity and spread constraints as a whole (half of the resource's and half of
+// the default's could describe a pod that neither meant, such as a request above a limit);
+// podLabels, podAnnotations and the Service's annotations key by key. The Service's type
+// applies to a resource whose type is ClusterIP: the API server writes ClusterIP into every
+// resource that names none.
+func (d *Defaults) Apply(tableServer *stsv1alpha1.SimpleTableServer) *stsv1alpha1.SimpleTableServer {
 	if d == nil {
-		return sts
+		return tableServer
 	}
-	out := sts.DeepCopy()
+	out := tableServer.DeepCopy()
+	d.applyRedis(out)
 	s := &out.Spec
 	if s.ImagePullPolicy == "" {
 		s.ImagePullPolicy = d.ImagePullPolicy
@@ -77,6 +89,34 @@ func (d *Defaults) Apply(sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.Simple
 	}
 	s.Service.Annotations = mergedUnlessEmpty(d.Service.Annotations, s.Service.Annotations)
 	return out
+}
+
+// applyRedis gives tableServer's Redis backend, when it names no Redis, the default one.
+func (d *Defaults) applyRedis(tableServer *stsv1alpha1.SimpleTableServer) {
+	if !Shared(tableServer) || d.Redis == nil || NamesRedis(tableServer) {
+		return
+	}
+	if tableServer.Spec.Backend.Redis == nil {
+		tableServer.Spec.Backend.Redis = &stsv1alpha1.RedisBackend{}
+	}
+	own := tableServer.Spec.Backend.Redis.RedisConnection
+	c := d.Redis.DeepCopy()
+	if own.Database != nil {
+		c.Database = own.Database
+	}
+	if own.CredentialsSecret != nil {
+		c.CredentialsSecret = own.CredentialsSecret
+	}
+	if own.TLS != nil {
+		c.TLS = own.TLS
+	}
+	tableServer.Spec.Backend.Redis.RedisConnection = *c
+}
+
+// NamesRedis says whether tableServer's Redis backend names its own Redis.
+func NamesRedis(tableServer *stsv1alpha1.SimpleTableServer) bool {
+	r := tableServer.Spec.Backend.Redis
+	return r != nil && (r.Address != "" || r.Sentinel != nil)
 }
 
 // deepCopied is a deep copy of in, nil for nil.
