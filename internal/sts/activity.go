@@ -3,6 +3,8 @@ package sts
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // activity counts, per list, the reads (READ, READMULTI, FIND) and adds (ADD, LOAD) this server
@@ -22,8 +24,8 @@ func (a *activity) count(command, list string, ok bool) {
 	}
 	var adds bool
 	switch command {
-	case cmdRead, cmdReadMulti, cmdFind:
-	case cmdAdd, cmdLoad:
+	case protocol.CmdRead, protocol.CmdReadMulti, protocol.CmdFind:
+	case protocol.CmdAdd, protocol.CmdLoad:
 		adds = true
 	default:
 		return

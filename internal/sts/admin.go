@@ -12,10 +12,10 @@ import (
 func (s *Server) config(req *request) reply {
 	lists, err := s.store.Lists(req.ctx)
 	if err != nil {
-		return storeFailure(cmdConfig, "", err)
+		return storeFailure(protocol.CmdConfig, "", err)
 	}
 	c := s.cfg
-	return reply{command: cmdConfig, layout: layoutConfig, config: []setting{
+	return reply{command: protocol.CmdConfig, layout: layoutConfig, config: []setting{
 		{"jmeterPlugin.sts.loadAndRunOnStartup", strconv.FormatBool(c.LoadAndRunOnStartup)},
 		{"startFromCli", "true"},
 		{"jmeterPlugin.sts.port", strconv.Itoa(c.Port)},
@@ -35,7 +35,7 @@ func (s *Server) config(req *request) reply {
 // pod would be restarted without its lists, so STOP can be disabled.
 func (s *Server) stopCommand(*request) reply {
 	if !s.cfg.AllowStop {
-		return ko(cmdStop, http.StatusForbidden, protocol.ReasonStopDisabled, "STOP is disabled on this server !")
+		return ko(protocol.CmdStop, http.StatusForbidden, protocol.ReasonStopDisabled, "STOP is disabled on this server !")
 	}
-	return okReply(cmdStop)
+	return okReply(protocol.CmdStop)
 }

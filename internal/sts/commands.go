@@ -105,36 +105,36 @@ func readOptions(command string, params map[string]string) (store.Position, bool
 }
 
 func (s *Server) read(req *request) reply {
-	wait, fail := s.readWait(cmdRead, req.params)
+	wait, fail := s.readWait(protocol.CmdRead, req.params)
 	if fail != nil {
 		return *fail
 	}
-	pos, keep, fail := readOptions(cmdRead, req.params)
+	pos, keep, fail := readOptions(protocol.CmdRead, req.params)
 	if fail != nil {
-		return s.readFailure(req, cmdRead, *fail)
+		return s.readFailure(req, protocol.CmdRead, *fail)
 	}
-	spec, leased, fail := s.leaseOptions(cmdRead, req)
+	spec, leased, fail := s.leaseOptions(protocol.CmdRead, req)
 	if fail != nil {
-		return s.readFailure(req, cmdRead, *fail)
+		return s.readFailure(req, protocol.CmdRead, *fail)
 	}
 	if leased {
-		return s.readLeased(req, cmdRead, pos, 1, spec, wait)
+		return s.readLeased(req, protocol.CmdRead, pos, 1, spec, wait)
 	}
 	lines, err := s.store.Read(req.ctx, req.list, pos, 1, keep, wait)
 	if err != nil {
-		return storeFailure(cmdRead, req.list, err)
+		return storeFailure(protocol.CmdRead, req.list, err)
 	}
-	return okValue(cmdRead, lines[0])
+	return okValue(protocol.CmdRead, lines[0])
 }
 
 func (s *Server) readMulti(req *request) reply {
-	wait, fail := s.readWait(cmdReadMulti, req.params)
+	wait, fail := s.readWait(protocol.CmdReadMulti, req.params)
 	if fail != nil {
 		return *fail
 	}
-	pos, keep, fail := readOptions(cmdReadMulti, req.params)
+	pos, keep, fail := readOptions(protocol.CmdReadMulti, req.params)
 	if fail != nil {
-		return s.readFailure(req, cmdReadMulti, *fail)
+		return s.readFailure(req, protocol.CmdReadMulti, *fail)
 	}
 	raw, present := req.params["NB_LINES"]
 	n, parsed := parseJavaInt(raw, 10)
@@ -142,52 +142,52 @@ func (s *Server) readMulti(req *request) reply {
 		raw = "null" // Java prints the missing String as "null"
 	}
 	if !parsed {
-		return s.readFailure(req, cmdReadMulti, koInvalid(cmdReadMulti, "Can't parse integer parameter NB_LINES : "+raw+" !"))
+		return s.readFailure(req, protocol.CmdReadMulti, koInvalid(protocol.CmdReadMulti, "Can't parse integer parameter NB_LINES : "+raw+" !"))
 	}
 	if n < 1 {
-		return s.readFailure(req, cmdReadMulti, koInvalid(cmdReadMulti, "Parameter NB_LINES must be greater or equals than 1 : "+raw+" !"))
+		return s.readFailure(req, protocol.CmdReadMulti, koInvalid(protocol.CmdReadMulti, "Parameter NB_LINES must be greater or equals than 1 : "+raw+" !"))
 	}
-	spec, leased, fail := s.leaseOptions(cmdReadMulti, req)
+	spec, leased, fail := s.leaseOptions(protocol.CmdReadMulti, req)
 	if fail != nil {
-		return s.readFailure(req, cmdReadMulti, *fail)
+		return s.readFailure(req, protocol.CmdReadMulti, *fail)
 	}
 	if leased {
-		return s.readLeased(req, cmdReadMulti, pos, int(n), spec, wait)
+		return s.readLeased(req, protocol.CmdReadMulti, pos, int(n), spec, wait)
 	}
 	lines, err := s.store.Read(req.ctx, req.list, pos, int(n), keep, wait)
 	if err != nil {
-		return storeFailure(cmdReadMulti, req.list, err)
+		return storeFailure(protocol.CmdReadMulti, req.list, err)
 	}
-	return reply{command: cmdReadMulti, layout: layoutMulti, values: lines}
+	return reply{command: protocol.CmdReadMulti, layout: layoutMulti, values: lines}
 }
 
 var findModes = map[string]string{"SUBSTRING": "SUBSTRING", "EQUALS": "EQUALS", "REGEX_FIND": "REGEX_FIND", "REGEX_MATCH": "REGEX_MATCH"}
 
 func (s *Server) find(req *request) reply {
-	wait, fail := s.readWait(cmdFind, req.params)
+	wait, fail := s.readWait(protocol.CmdFind, req.params)
 	if fail != nil {
 		return *fail
 	}
 	match, keep, invalid := s.findOptions(req.params)
 	if invalid != nil {
-		return s.readFailure(req, cmdFind, *invalid)
+		return s.readFailure(req, protocol.CmdFind, *invalid)
 	}
-	spec, leased, fail := s.leaseOptions(cmdFind, req)
+	spec, leased, fail := s.leaseOptions(protocol.CmdFind, req)
 	if fail != nil {
-		return s.readFailure(req, cmdFind, *fail)
+		return s.readFailure(req, protocol.CmdFind, *fail)
 	}
 	if leased {
 		lease, err := s.store.FindLeased(req.ctx, req.list, match, spec, wait)
 		if err != nil {
-			return storeFailure(cmdFind, req.list, err)
+			return storeFailure(protocol.CmdFind, req.list, err)
 		}
-		return okLeased(cmdFind, lease)
+		return okLeased(protocol.CmdFind, lease)
 	}
 	found, err := s.store.Find(req.ctx, req.list, match, keep, wait)
 	if err != nil {
-		return storeFailure(cmdFind, req.list, err)
+		return storeFailure(protocol.CmdFind, req.list, err)
 	}
-	return okValue(cmdFind, found)
+	return okValue(protocol.CmdFind, found)
 }
 
 // findOptions checks FIND's LINE, FIND_MODE and KEEP in the original's order and compiles its
@@ -196,24 +196,24 @@ func (s *Server) findOptions(params map[string]string) (store.Matcher, bool, *re
 	fail := func(rep reply) (store.Matcher, bool, *reply) { return nil, false, &rep }
 	line := params["LINE"]
 	if line == "" {
-		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonMissingParameter, "Cant't find empty line !"))
+		return fail(ko(protocol.CmdFind, http.StatusBadRequest, protocol.ReasonMissingParameter, "Cant't find empty line !"))
 	}
 	mode, ok := enumParam(params, "FIND_MODE", "SUBSTRING", findModes)
 	if !ok {
-		return fail(koInvalid(cmdFind, "FIND_MODE value has to be EQUALS, SUBSTRING, REGEX_FIND or REGEX_MATCH !"))
+		return fail(koInvalid(protocol.CmdFind, "FIND_MODE value has to be EQUALS, SUBSTRING, REGEX_FIND or REGEX_MATCH !"))
 	}
 	keep, ok := enumParam(params, "KEEP", true, trueOrFalse)
 	if !ok {
-		return fail(koInvalid(cmdFind, "KEEP has to be TRUE or FALSE !"))
+		return fail(koInvalid(protocol.CmdFind, "KEEP has to be TRUE or FALSE !"))
 	}
 	match, err := s.matcher(mode, line)
 	switch {
 	case errors.Is(err, javaregex.ErrTooLong):
-		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonRegexTooLong, fmt.Sprintf("Regex longer than %d bytes !", javaregex.MaxPatternBytes)))
+		return fail(ko(protocol.CmdFind, http.StatusBadRequest, protocol.ReasonRegexTooLong, fmt.Sprintf("Regex longer than %d bytes !", javaregex.MaxPatternBytes)))
 	case errors.Is(err, javaregex.ErrTooCostly):
-		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonRegexTooCostly, "Regex too costly to compile !"))
+		return fail(ko(protocol.CmdFind, http.StatusBadRequest, protocol.ReasonRegexTooCostly, "Regex too costly to compile !"))
 	case err != nil:
-		return fail(ko(cmdFind, http.StatusBadRequest, protocol.ReasonRegex, "Regex compile error !"))
+		return fail(ko(protocol.CmdFind, http.StatusBadRequest, protocol.ReasonRegex, "Regex compile error !"))
 	}
 	return match, keep, nil
 }
@@ -242,28 +242,28 @@ func (s *Server) matcher(mode, line string) (store.Matcher, error) {
 func (s *Server) add(req *request) reply {
 	line, present := req.params["LINE"]
 	if !present {
-		return koMissing(cmdAdd, "LINE")
+		return koMissing(protocol.CmdAdd, "LINE")
 	}
 	pos, ok := enumParam(req.params, "ADD_MODE", store.First, addModes)
 	if !ok {
 		// The original creates the list before it validates the mode.
-		return s.ensureThen(req, koInvalid(cmdAdd, "ADD_MODE value has to be FIRST or LAST !"))
+		return s.ensureThen(req, koInvalid(protocol.CmdAdd, "ADD_MODE value has to be FIRST or LAST !"))
 	}
 	unique, ok := enumParam(req.params, "UNIQUE", false, trueOrFalse)
 	if !ok {
-		return s.ensureThen(req, koInvalid(cmdAdd, "UNIQUE value has to be TRUE or FALSE !"))
+		return s.ensureThen(req, koInvalid(protocol.CmdAdd, "UNIQUE value has to be TRUE or FALSE !"))
 	}
 	if err := s.store.Add(req.ctx, req.list, line, pos, unique); err != nil {
-		return storeFailure(cmdAdd, req.list, err)
+		return storeFailure(protocol.CmdAdd, req.list, err)
 	}
-	return okReply(cmdAdd)
+	return okReply(protocol.CmdAdd)
 }
 
 // ensureThen creates the list of a failed ADD, as the original does, and answers rep unless the
 // creation itself failed.
 func (s *Server) ensureThen(req *request, rep reply) reply {
 	if err := s.store.Ensure(req.ctx, req.list); err != nil {
-		return storeFailure(cmdAdd, req.list, err)
+		return storeFailure(protocol.CmdAdd, req.list, err)
 	}
 	return rep
 }
@@ -271,24 +271,24 @@ func (s *Server) ensureThen(req *request, rep reply) reply {
 func (s *Server) length(req *request) reply {
 	n, err := s.store.Length(req.ctx, req.list)
 	if err != nil {
-		return storeFailure(cmdLength, req.list, err)
+		return storeFailure(protocol.CmdLength, req.list, err)
 	}
-	return okLength(cmdLength, n)
+	return okLength(protocol.CmdLength, n)
 }
 
 func (s *Server) status(req *request) reply {
 	lists, err := s.store.Lists(req.ctx)
 	if err != nil {
-		return storeFailure(cmdStatus, "", err)
+		return storeFailure(protocol.CmdStatus, "", err)
 	}
-	return reply{command: cmdStatus, layout: layoutStatus, lists: lists, failed: s.startupFailures()}
+	return reply{command: protocol.CmdStatus, layout: layoutStatus, lists: lists, failed: s.startupFailures()}
 }
 
 func (s *Server) reset(req *request) reply {
 	if _, err := s.store.Reset(req.ctx, req.list); err != nil {
-		return storeFailure(cmdReset, req.list, err)
+		return storeFailure(protocol.CmdReset, req.list, err)
 	}
-	return okReply(cmdReset)
+	return okReply(protocol.CmdReset)
 }
 
 // storeFailure turns a store error into the original's KO, or for our extensions into a KO of

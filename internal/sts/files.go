@@ -24,9 +24,9 @@ func (s *Server) initFile(req *request) reply {
 	n := len(lines)
 	// A client's INITFILE is no dataset source: the list's digest goes.
 	if err := s.store.Replace(req.ctx, req.list, lines, ""); err != nil {
-		return storeFailure(cmdInitFile, req.list, err)
+		return storeFailure(protocol.CmdInitFile, req.list, err)
 	}
-	return okLength(cmdInitFile, n)
+	return okLength(protocol.CmdInitFile, n)
 }
 
 // readDatasetFile reads the dataset file name, for INITFILE and the startup loading of
@@ -35,9 +35,9 @@ func (s *Server) initFile(req *request) reply {
 func (s *Server) readDatasetFile(name string, digest bool) ([]string, string, *reply) {
 	fail := func(rep reply) ([]string, string, *reply) { return nil, "", &rep }
 	if err := datafile.ValidateName(name); err != nil {
-		return fail(nameFailure(cmdInitFile, err))
+		return fail(nameFailure(protocol.CmdInitFile, err))
 	}
-	if rep := s.reserved(cmdInitFile, name); rep != nil {
+	if rep := s.reserved(protocol.CmdInitFile, name); rep != nil {
 		return fail(*rep)
 	}
 	var lines []string
@@ -51,11 +51,11 @@ func (s *Server) readDatasetFile(name string, digest bool) ([]string, string, *r
 	var tooLarge *datafile.TooLargeError
 	switch {
 	case errors.Is(err, datafile.ErrFileNotFound):
-		return fail(ko(cmdInitFile, http.StatusNotFound, protocol.ReasonFileNotFound, "file not found !"))
+		return fail(ko(protocol.CmdInitFile, http.StatusNotFound, protocol.ReasonFileNotFound, "file not found !"))
 	case errors.As(err, &tooLarge):
-		return fail(koLimit(cmdInitFile, store.LimitTotalBytes, tooLarge.Max))
+		return fail(koLimit(protocol.CmdInitFile, store.LimitTotalBytes, tooLarge.Max))
 	case err != nil:
-		return fail(fileFailure(cmdInitFile, err))
+		return fail(fileFailure(protocol.CmdInitFile, err))
 	}
 	return lines, sum, nil
 }
@@ -85,14 +85,14 @@ func fileFailure(command string, err error) reply {
 func (s *Server) save(req *request) reply {
 	name := req.list
 	if err := datafile.ValidateName(name); err != nil {
-		return nameFailure(cmdSave, err)
+		return nameFailure(protocol.CmdSave, err)
 	}
 	lines, err := s.store.Lines(req.ctx, name)
 	if errors.Is(err, store.ErrNotLoaded) {
-		return ko(cmdSave, http.StatusNotFound, protocol.ReasonNotLoaded, "LinkedList not found !")
+		return ko(protocol.CmdSave, http.StatusNotFound, protocol.ReasonNotLoaded, "LinkedList not found !")
 	}
 	if err != nil {
-		return storeFailure(cmdSave, name, err)
+		return storeFailure(protocol.CmdSave, name, err)
 	}
 	timestamp := s.cfg.AddTimestamp
 	if raw, present := req.params["ADD_TIMESTAMP"]; present {
@@ -102,16 +102,16 @@ func (s *Server) save(req *request) reply {
 	if timestamp {
 		target = datafile.TimestampedName(s.now(), name)
 	}
-	if rep := s.reserved(cmdSave, target); rep != nil {
+	if rep := s.reserved(protocol.CmdSave, target); rep != nil {
 		return *rep
 	}
 	if rep := s.checkFreeSpace(lines); rep != nil {
 		return *rep
 	}
 	if err := datafile.Save(s.cfg.DatasetDir, target, lines, s.charset.write); err != nil {
-		return fileFailure(cmdSave, err)
+		return fileFailure(protocol.CmdSave, err)
 	}
-	return okLength(cmdSave, len(lines))
+	return okLength(protocol.CmdSave, len(lines))
 }
 
 // reserved refuses the file name of the state directory (Config.ReservedName), which INITFILE
@@ -137,7 +137,7 @@ func (s *Server) checkFreeSpace(lines []string) *reply {
 		return nil
 	}
 	if need := datafile.EncodedSize(lines, s.charset.write); free-need < reserve {
-		rep := ko(cmdSave, http.StatusInsufficientStorage, protocol.ReasonLimit, fmt.Sprintf(
+		rep := ko(protocol.CmdSave, http.StatusInsufficientStorage, protocol.ReasonLimit, fmt.Sprintf(
 			"Not enough free space: SAVE needs %d bytes and must leave %d free (--min-free-bytes), %d are free !", need, reserve, free))
 		return &rep
 	}
@@ -162,7 +162,7 @@ var loadModes = map[string]string{"REPLACE": "REPLACE", "FIRST": "FIRST", "LAST"
 func (s *Server) load(req *request) reply {
 	mode, ok := enumParam(req.params, "MODE", "REPLACE", loadModes)
 	if !ok {
-		return koInvalid(cmdLoad, "MODE value has to be REPLACE, FIRST or LAST !")
+		return koInvalid(protocol.CmdLoad, "MODE value has to be REPLACE, FIRST or LAST !")
 	}
 	// sum stays "" without SHA256: a client's content, whose digest nobody asks for.
 	sum, checked := req.params["SHA256"]
@@ -170,7 +170,7 @@ func (s *Server) load(req *request) reply {
 		digest := sha256.Sum256(req.body)
 		actual := hex.EncodeToString(digest[:])
 		if !strings.EqualFold(sum, actual) {
-			return koInvalid(cmdLoad, "SHA256 does not match the body !")
+			return koInvalid(protocol.CmdLoad, "SHA256 does not match the body !")
 		}
 		sum = actual // as STATUS will report it
 	}
@@ -194,9 +194,9 @@ func (s *Server) load(req *request) reply {
 		err = s.store.Insert(req.ctx, req.list, lines, store.Last)
 	}
 	if err != nil {
-		return storeFailure(cmdLoad, req.list, err)
+		return storeFailure(protocol.CmdLoad, req.list, err)
 	}
-	return okLength(cmdLoad, n)
+	return okLength(protocol.CmdLoad, n)
 }
 
 // export is the extension GET /sts/EXPORT?FILENAME=<list>: the list as text, one line and "\n"
@@ -207,10 +207,10 @@ func (s *Server) load(req *request) reply {
 func (s *Server) export(req *request) reply {
 	lines, err := s.store.Lines(req.ctx, req.list)
 	if err != nil {
-		return storeFailure(cmdExport, req.list, err)
+		return storeFailure(protocol.CmdExport, req.list, err)
 	}
 	if req.json {
-		return reply{command: cmdExport, values: lines} // written by writeJSON
+		return reply{command: protocol.CmdExport, values: lines} // written by writeJSON
 	}
-	return reply{command: cmdExport, layout: layoutExport, values: lines}
+	return reply{command: protocol.CmdExport, layout: layoutExport, values: lines}
 }

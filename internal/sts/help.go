@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
 
@@ -123,5 +124,5 @@ func (s *Server) help() reply {
 		"{BASE}", "http://hostname:"+strconv.Itoa(s.cfg.Port)+"/sts",
 		"{VERSION}", version.Version,
 	).Replace(helpTemplate)
-	return reply{command: cmdHelp, layout: layoutHelp, value: &page}
+	return reply{command: protocol.CmdHelp, layout: layoutHelp, value: &page}
 }

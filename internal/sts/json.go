@@ -20,7 +20,7 @@ import (
 // asks for with Accept: application/json or FORMAT=JSON.
 func newJSONAnswer(rep *reply) protocol.Answer {
 	a := protocol.Answer{OK: rep.fail == nil, Command: rep.command, Value: rep.value, Values: rep.values}
-	if rep.command == cmdExport {
+	if rep.command == protocol.CmdExport {
 		a.Values, a.Lines = nil, rep.values
 	}
 	if rep.length != nil {
@@ -63,7 +63,7 @@ func newJSONAnswer(rep *reply) protocol.Answer {
 
 // writeJSON sends rep's JSON form, always UTF-8 as JSON requires.
 func writeJSON(w http.ResponseWriter, rep *reply) {
-	if rep.command == cmdExport && rep.fail == nil {
+	if rep.command == protocol.CmdExport && rep.fail == nil {
 		writeJSONExport(w, rep.values) // streamed, as the plain form is
 		return
 	}
@@ -100,7 +100,7 @@ func isJSONBody(contentType string) bool {
 // UTF-8 is refused). Anything else is a KO that says what is wrong and where, and loads nothing.
 func jsonLines(contentType string, body []byte) ([]string, *reply) {
 	fail := func(format string, args ...any) ([]string, *reply) {
-		rep := ko(cmdLoad, http.StatusBadRequest, protocol.ReasonInvalidBody, fmt.Sprintf(format, args...))
+		rep := ko(protocol.CmdLoad, http.StatusBadRequest, protocol.ReasonInvalidBody, fmt.Sprintf(format, args...))
 		return nil, &rep
 	}
 	if _, params, err := mime.ParseMediaType(contentType); err == nil {
@@ -210,7 +210,7 @@ func writeJSONExport(w http.ResponseWriter, lines []string) {
 	var elem bytes.Buffer
 	enc := json.NewEncoder(&elem)
 	enc.SetEscapeHTML(false)
-	_, _ = out.WriteString(`{"ok":true,"command":"` + cmdExport + `","lines":[`)
+	_, _ = out.WriteString(`{"ok":true,"command":"` + protocol.CmdExport + `","lines":[`)
 	for i, line := range lines {
 		elem.Reset()
 		if i > 0 {

@@ -105,15 +105,15 @@ func leaseFailure(command string, ref store.LeaseRef, err error) reply {
 }
 
 func (s *Server) ack(req *request) reply {
-	return endLease(cmdAck, req, func(ref store.LeaseRef) error { return s.store.Ack(req.ctx, ref) })
+	return endLease(protocol.CmdAck, req, func(ref store.LeaseRef) error { return s.store.Ack(req.ctx, ref) })
 }
 
 func (s *Server) release(req *request) reply {
 	pos, ok := enumParam(req.params, "ADD_MODE", store.First, addModes)
 	if !ok {
-		return koInvalid(cmdRelease, "ADD_MODE value has to be FIRST or LAST !")
+		return koInvalid(protocol.CmdRelease, "ADD_MODE value has to be FIRST or LAST !")
 	}
-	return endLease(cmdRelease, req, func(ref store.LeaseRef) error { return s.store.Release(req.ctx, ref, pos) })
+	return endLease(protocol.CmdRelease, req, func(ref store.LeaseRef) error { return s.store.Release(req.ctx, ref, pos) })
 }
 
 // endLease is ACK or RELEASE: end applied to what the request names.
@@ -129,21 +129,21 @@ func endLease(command string, req *request, end func(store.LeaseRef) error) repl
 }
 
 func (s *Server) extend(req *request) reply {
-	ref, fail := leaseRef(cmdExtend, req)
+	ref, fail := leaseRef(protocol.CmdExtend, req)
 	if fail != nil {
 		return *fail
 	}
 	raw, present := req.params["LEASE_MS"]
 	if !present {
-		return koMissing(cmdExtend, "LEASE_MS")
+		return koMissing(protocol.CmdExtend, "LEASE_MS")
 	}
-	ttl, fail := s.leaseDuration(cmdExtend, "LEASE_MS", raw)
+	ttl, fail := s.leaseDuration(protocol.CmdExtend, "LEASE_MS", raw)
 	if fail != nil {
 		return *fail
 	}
 	expires, err := s.store.Extend(req.ctx, ref, ttl)
 	if err != nil {
-		return leaseFailure(cmdExtend, ref, err)
+		return leaseFailure(protocol.CmdExtend, ref, err)
 	}
-	return reply{command: cmdExtend, lease: ref.ID, expires: leaseExpiry(expires)}
+	return reply{command: protocol.CmdExtend, lease: ref.ID, expires: leaseExpiry(expires)}
 }

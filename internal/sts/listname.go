@@ -15,7 +15,7 @@ const limitNameBytes = "max-name-bytes"
 // holds a control character (400), which could forge rows in STATUS or lines in a log. INITFILE
 // and SAVE apply the original's file-name rules first, with its messages.
 func (s *Server) checkListName(command, name string) *reply {
-	fileName := command == cmdInitFile || command == cmdSave
+	fileName := command == protocol.CmdInitFile || command == protocol.CmdSave
 	if fileName {
 		if err := datafile.ValidateName(name); err != nil {
 			rep := nameFailure(command, err)

@@ -31,7 +31,7 @@ import (
 func (s *Server) reload(req *request) reply {
 	name, one := req.params["FILENAME"]
 	if one {
-		if rep := s.checkListName(cmdReload, name); rep != nil {
+		if rep := s.checkListName(protocol.CmdReload, name); rep != nil {
 			return *rep
 		}
 	}
@@ -52,14 +52,14 @@ func (s *Server) reload(req *request) reply {
 	if _, found := last[name]; one && found {
 		failed, first = nil, nil // a directory that could not be listed holds none of the list's sources
 	} else if one && first == nil {
-		return ko(cmdReload, http.StatusNotFound, protocol.ReasonNoSource, name+" has no startup source !")
+		return ko(protocol.CmdReload, http.StatusNotFound, protocol.ReasonNoSource, name+" has no startup source !")
 	}
 	var reloaded []store.ListInfo
 	for i, src := range sources {
 		if last[src.list] != i || one && src.list != name {
 			continue
 		}
-		if rep := s.checkListName(cmdReload, src.list); rep != nil {
+		if rep := s.checkListName(protocol.CmdReload, src.list); rep != nil {
 			fail("Could not reload list", src.list, src.origin, *rep)
 			continue
 		}
@@ -72,7 +72,7 @@ func (s *Server) reload(req *request) reply {
 				ctx = store.WithRequest(ctx, r.ForList(src.list))
 			}
 			if ended, err = s.store.Reload(ctx, src.list, lines, sum); err != nil {
-				failure := storeFailure(cmdReload, src.list, err)
+				failure := storeFailure(protocol.CmdReload, src.list, err)
 				rep = &failure
 			}
 		}
@@ -84,7 +84,7 @@ func (s *Server) reload(req *request) reply {
 		reloaded = append(reloaded, store.ListInfo{Name: src.list, Length: len(lines), Digest: sum, Leased: ended})
 	}
 	slices.SortFunc(reloaded, func(a, b store.ListInfo) int { return strings.Compare(a.Name, b.Name) })
-	rep := reply{command: cmdReload, layout: layoutReload, lists: reloaded, failed: failed}
+	rep := reply{command: protocol.CmdReload, layout: layoutReload, lists: reloaded, failed: failed}
 	if first != nil {
 		rep.fail = &failure{message: reloadFailureMessage(failed), reason: first.reason, status: first.status}
 	}

@@ -69,7 +69,7 @@ func okLength(command string, n int) reply { return reply{command: command, leng
 // lays them out, and the lease.
 func okLeased(command string, lease store.Lease) reply {
 	rep := reply{command: command, lease: lease.ID, expires: leaseExpiry(lease.Expires)}
-	if command == cmdReadMulti {
+	if command == protocol.CmdReadMulti {
 		rep.layout, rep.values = layoutMulti, lease.Lines
 	} else {
 		rep.value = &lease.Lines[0]

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // request is an HTTP request as the original understands it.
@@ -56,7 +58,7 @@ type requestError struct {
 const multipartNoBoundary = "BAD REQUEST: Content type is multipart/form-data but boundary missing. Usage: GET /example/file.html"
 
 // loadPath is the bulk-load extension, whose body is a file rather than a form.
-const loadPath = commandPrefix + cmdLoad
+const loadPath = protocol.CommandPrefix + protocol.CmdLoad
 
 // authPrefixBytes is how much of a form body is read to find a TOKEN field when the request's
 // head (its Authorization header, its query) carries no valid token: a request refused for its

@@ -3,31 +3,8 @@ package sts
 import (
 	"net/http"
 	"strings"
-)
 
-// commandPrefix starts every command path: /sts/<COMMAND>.
-const commandPrefix = "/sts/"
-
-// Command names, as they appear in the path and in the JSON form's "command".
-const (
-	cmdInitFile  = "INITFILE"
-	cmdRead      = "READ"
-	cmdReadMulti = "READMULTI"
-	cmdAdd       = "ADD"
-	cmdFind      = "FIND"
-	cmdLength    = "LENGTH"
-	cmdStatus    = "STATUS"
-	cmdSave      = "SAVE"
-	cmdReset     = "RESET"
-	cmdConfig    = "CONFIG"
-	cmdStop      = "STOP"
-	cmdHelp      = "HELP"
-	cmdLoad      = "LOAD"
-	cmdExport    = "EXPORT"
-	cmdAck       = "ACK"
-	cmdRelease   = "RELEASE"
-	cmdExtend    = "EXTEND"
-	cmdReload    = "RELOAD"
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // route is a command and the methods it answers to; with other methods its path is an unknown
@@ -52,24 +29,24 @@ var (
 )
 
 var routes = map[string]route{
-	cmdInitFile:  {run: (*Server).initFile, list: true, changes: true},
-	cmdRead:      {run: (*Server).read, list: true, changes: true},
-	cmdReadMulti: {run: (*Server).readMulti, list: true, changes: true},
-	cmdAdd:       {run: (*Server).add, methods: getOrPost, list: true, changes: true},
-	cmdFind:      {run: (*Server).find, methods: getOrPost, list: true, changes: true},
-	cmdLength:    {run: (*Server).length, list: true},
-	cmdStatus:    {run: (*Server).status},
-	cmdSave:      {run: (*Server).save, list: true, changes: true},
-	cmdReset:     {run: (*Server).reset, list: true, changes: true},
-	cmdConfig:    {run: (*Server).config},
-	cmdStop:      {run: (*Server).stopCommand},
-	cmdLoad:      {run: (*Server).load, methods: postOnly, list: true, changes: true},
-	cmdExport:    {run: (*Server).export, methods: getOrHead, list: true},
-	cmdAck:       {run: (*Server).ack, list: true, byLease: true, changes: true},
-	cmdRelease:   {run: (*Server).release, list: true, byLease: true, changes: true},
-	cmdExtend:    {run: (*Server).extend, list: true, byLease: true, changes: true},
+	protocol.CmdInitFile:  {run: (*Server).initFile, list: true, changes: true},
+	protocol.CmdRead:      {run: (*Server).read, list: true, changes: true},
+	protocol.CmdReadMulti: {run: (*Server).readMulti, list: true, changes: true},
+	protocol.CmdAdd:       {run: (*Server).add, methods: getOrPost, list: true, changes: true},
+	protocol.CmdFind:      {run: (*Server).find, methods: getOrPost, list: true, changes: true},
+	protocol.CmdLength:    {run: (*Server).length, list: true},
+	protocol.CmdStatus:    {run: (*Server).status},
+	protocol.CmdSave:      {run: (*Server).save, list: true, changes: true},
+	protocol.CmdReset:     {run: (*Server).reset, list: true, changes: true},
+	protocol.CmdConfig:    {run: (*Server).config},
+	protocol.CmdStop:      {run: (*Server).stopCommand},
+	protocol.CmdLoad:      {run: (*Server).load, methods: postOnly, list: true, changes: true},
+	protocol.CmdExport:    {run: (*Server).export, methods: getOrHead, list: true},
+	protocol.CmdAck:       {run: (*Server).ack, list: true, byLease: true, changes: true},
+	protocol.CmdRelease:   {run: (*Server).release, list: true, byLease: true, changes: true},
+	protocol.CmdExtend:    {run: (*Server).extend, list: true, byLease: true, changes: true},
 	// RELOAD's FILENAME is optional (every list when absent): reload checks it.
-	cmdReload: {run: (*Server).reload, methods: getOrPost, changes: true},
+	protocol.CmdReload: {run: (*Server).reload, methods: getOrPost, changes: true},
 }
 
 func (rt route) allows(method string) bool {
@@ -88,10 +65,10 @@ func (rt route) allows(method string) bool {
 // answers to the request's method, or "" for an unknown command. Routing compares the whole path
 // exactly, so /sts/read, /sts/READ/ and /STS/READ are unknown commands.
 func commandOf(req *request) string {
-	if req.path == "/sts" || req.path == commandPrefix {
-		return cmdHelp
+	if req.path == "/sts" || req.path == protocol.CommandPrefix {
+		return protocol.CmdHelp
 	}
-	name, isCommand := strings.CutPrefix(req.path, commandPrefix)
+	name, isCommand := strings.CutPrefix(req.path, protocol.CommandPrefix)
 	if rt, found := routes[name]; isCommand && found && rt.allows(req.method) {
 		return name
 	}
@@ -101,7 +78,7 @@ func commandOf(req *request) string {
 // dispatch runs the command the request names.
 func (s *Server) dispatch(req *request, command string) reply {
 	switch command {
-	case cmdHelp:
+	case protocol.CmdHelp:
 		return s.help()
 	case "":
 		return koUnknownCommand()

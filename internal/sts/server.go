@@ -190,7 +190,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.page != nil {
 		s.activity.count(command, req.list, ok)
 	}
-	if command == cmdStop && ok {
+	if command == protocol.CmdStop && ok {
 		s.requestStop()
 	}
 }

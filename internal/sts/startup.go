@@ -40,7 +40,7 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 	for _, src := range s.startupSources(fail) {
 		// A file name the protocol would refuse as a list name (too long, a control character)
 		// is not loaded: clients could not address the list, and STATUS would show it.
-		if rep := s.checkListName(cmdLoad, src.list); rep != nil {
+		if rep := s.checkListName(protocol.CmdLoad, src.list); rep != nil {
 			fail("Could not load list", src.list, src.origin, *rep)
 			continue
 		}
@@ -52,7 +52,7 @@ func (s *Server) LoadAtStartup(ctx context.Context) {
 				s.log.Info("Kept the list the store holds instead of loading it", "list", src.list, "lines", n, "source", src.path)
 				continue
 			case !errors.Is(err, store.ErrNotLoaded):
-				fail("Could not load list", src.list, src.origin, storeFailure(cmdInitFile, src.list, err))
+				fail("Could not load list", src.list, src.origin, storeFailure(protocol.CmdInitFile, src.list, err))
 				continue
 			}
 		}
@@ -87,7 +87,7 @@ func (s *Server) startupSources(fail func(msg, list, source string, rep reply)) 
 	var sources []startupSource
 	names, err := s.initFileNames()
 	if err != nil {
-		fail("Could not list the init files", "", sourceInitFiles, fileFailure(cmdReload, err))
+		fail("Could not list the init files", "", sourceInitFiles, fileFailure(protocol.CmdReload, err))
 	}
 	for _, name := range names {
 		sources = append(sources, startupSource{list: name, path: filepath.Join(s.cfg.DatasetDir, name), origin: sourceInitFiles,
@@ -96,7 +96,7 @@ func (s *Server) startupSources(fail func(msg, list, source string, rep reply)) 
 	for _, d := range s.cfg.LoadDirs {
 		names, err := s.matchingNames(d.Dir, d.Match, true)
 		if err != nil {
-			fail("Could not load directory", "", d.Dir+"="+d.Match, fileFailure(cmdReload, err))
+			fail("Could not load directory", "", d.Dir+"="+d.Match, fileFailure(protocol.CmdReload, err))
 			continue
 		}
 		for _, name := range names {
@@ -187,11 +187,11 @@ func (s *Server) readFile(path string) func() ([]string, string, *reply) {
 		case err == nil:
 			return lines, sum, nil
 		case errors.Is(err, datafile.ErrFileNotFound):
-			rep = ko(cmdReload, http.StatusNotFound, protocol.ReasonFileNotFound, err.Error())
+			rep = ko(protocol.CmdReload, http.StatusNotFound, protocol.ReasonFileNotFound, err.Error())
 		case errors.As(err, &tooLarge):
-			rep = ko(cmdReload, http.StatusInsufficientStorage, protocol.ReasonLimit, err.Error())
+			rep = ko(protocol.CmdReload, http.StatusInsufficientStorage, protocol.ReasonLimit, err.Error())
 		default:
-			rep = fileFailure(cmdReload, err)
+			rep = fileFailure(protocol.CmdReload, err)
 		}
 		return nil, "", &rep
 	}
@@ -210,7 +210,7 @@ func (s *Server) loadOnce(ctx context.Context, list string, lines []string, sum,
 		loaded, held, err = s.store.LoadOnce(ctx, list, lines, sum)
 	}
 	if err != nil {
-		rep := storeFailure(cmdInitFile, list, err)
+		rep := storeFailure(protocol.CmdInitFile, list, err)
 		return false, &rep
 	}
 	if !loaded {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/webui"
 	"github.com/sts-operator/sts-operator/internal/version"
@@ -25,7 +26,7 @@ func (p pageProtocol) Run(ctx context.Context, command string, params map[string
 	s := p.s
 	rep, refused := s.unavailable(command)
 	if !refused {
-		req := &request{ctx: ctx, method: http.MethodPost, path: commandPrefix + command, params: params, body: body, authorized: true}
+		req := &request{ctx: ctx, method: http.MethodPost, path: protocol.CommandPrefix + command, params: params, body: body, authorized: true}
 		start := time.Now()
 		rep = s.dispatch(req, command)
 		s.metrics.ObserveCommand(metricName(rep.command), rep.fail == nil, time.Since(start))
@@ -39,8 +40,8 @@ func (p pageProtocol) Run(ctx context.Context, command string, params map[string
 
 // Export answers EXPORT for the page's download link.
 func (p pageProtocol) Export(w http.ResponseWriter, r *http.Request, list string) {
-	req := &request{ctx: r.Context(), method: http.MethodGet, path: commandPrefix + cmdExport, params: map[string]string{"FILENAME": list}, authorized: true}
-	rep := p.s.dispatch(req, cmdExport)
+	req := &request{ctx: r.Context(), method: http.MethodGet, path: protocol.CommandPrefix + protocol.CmdExport, params: map[string]string{"FILENAME": list}, authorized: true}
+	rep := p.s.dispatch(req, protocol.CmdExport)
 	status := http.StatusOK
 	if rep.fail != nil {
 		status = rep.fail.status

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/version"
 )
 
@@ -80,7 +81,7 @@ func TestActivityCountsEachListsReadsAndAdds(t *testing.T) {
 	} {
 		ts.get(t, target)
 	}
-	pageProtocol{ts.srv}.Run(t.Context(), cmdAdd, map[string]string{"FILENAME": "b.txt", "LINE": "z"}, nil)
+	pageProtocol{ts.srv}.Run(t.Context(), protocol.CmdAdd, map[string]string{"FILENAME": "b.txt", "LINE": "z"}, nil)
 	for list, want := range map[string][2]int64{"a.txt": {4, 0}, "b.txt": {0, 3}, "none.txt": {0, 0}} {
 		if reads, adds := ts.srv.activity.of(list); reads != want[0] || adds != want[1] {
 			t.Errorf("%s: %d reads and %d adds counted, want %v", list, reads, adds, want)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
@@ -251,9 +252,9 @@ func (u *UI) change(w http.ResponseWriter, r *http.Request, sess session, name s
 		if r.PostFormValue("unique") != "" {
 			params["UNIQUE"] = "TRUE"
 		}
-		out, done = u.opt.Protocol.Run(r.Context(), "ADD", params, nil), "added"
+		out, done = u.opt.Protocol.Run(r.Context(), protocol.CmdAdd, params, nil), "added"
 	case "reset":
-		out, done = u.opt.Protocol.Run(r.Context(), "RESET", map[string]string{"FILENAME": name}, nil), "reset"
+		out, done = u.opt.Protocol.Run(r.Context(), protocol.CmdReset, map[string]string{"FILENAME": name}, nil), "reset"
 	case "load":
 		var problem string
 		var status int
@@ -309,7 +310,7 @@ func (u *UI) upload(w http.ResponseWriter, r *http.Request, name string) (Outcom
 	if err := u.opt.Charset.Check(file); err != nil {
 		return Outcome{}, http.StatusUnprocessableEntity, fmt.Sprintf("The file is not text in %s (the server's read charset): %v. Nothing was loaded.", u.opt.Charset.Name(), err)
 	}
-	out := u.opt.Protocol.Run(r.Context(), "LOAD", map[string]string{"FILENAME": name, "MODE": mode}, file)
+	out := u.opt.Protocol.Run(r.Context(), protocol.CmdLoad, map[string]string{"FILENAME": name, "MODE": mode}, file)
 	if !out.OK {
 		return out, out.Status, out.Text + " Nothing was loaded."
 	}
