@@ -459,7 +459,7 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 func TestTableServerReportsFailedLoads(t *testing.T) {
 	missing := t.TempDir() + "/users.csv"
 	ts := startTableServer(t, "", nil, func(c *stsserver.Config) { c.Loads = []stsserver.Load{{List: "users", Path: missing}} })
-	got, err := tableServer{http: NewHTTPClient(5 * time.Second), baseURL: ts.url}.status(context.Background())
+	got, err := serverClient{http: NewHTTPClient(5 * time.Second), baseURL: ts.url}.status(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ type serverObservation struct {
 	// backendErr is a table-server pod's report that it cannot reach its Redis.
 	backendErr error
 	// via is how the server was called (with the token it took), for the calls after STATUS.
-	via tableServer
+	via serverClient
 }
 
 // reloadRefused says whether the server refused a changed dataset (a KO for the request, such
@@ -49,7 +49,7 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 	if d == nil {
 		return serverObservation{}
 	}
-	ts := tableServer{http: r.HTTPClient, baseURL: r.Endpoints.BaseURL(sts), token: src.authToken}
+	ts := serverClient{http: r.HTTPClient, baseURL: r.Endpoints.BaseURL(sts), token: src.authToken}
 	var obs serverObservation
 	obs.status, obs.err = ts.status(ctx)
 	if previous, ok := r.tokens.previous(sts); ok && previous != ts.token && unauthorized(obs.err) {
@@ -99,7 +99,7 @@ const maxPodsAsked = 3
 // cannot is not ready, so the Service, which routes to ready pods only, cannot say. It returns
 // the first report (pods by name, so that a lasting fault keeps its message) of a pod that its
 // backend is unavailable; nil when none says so.
-func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, ts tableServer) error {
+func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, ts serverClient) error {
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabels(specs.SelectorLabels(sts))); err != nil {
 		log.FromContext(ctx).Error(err, "Could not list the table-server pods to ask them about their backend")
@@ -130,7 +130,7 @@ func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, sts *s
 // record is what the operator goes by where the server cannot say: a durable server's restored
 // lists carry no digest, and a stale record would then push a dataset again after a restart,
 // handing out its consumed lines again. It reports whether any list was replaced.
-func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts tableServer, status *protocol.Answer) (bool, error) {
+func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts serverClient, status *protocol.Answer) (bool, error) {
 	reload := sts.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload
 	loaded := src.loadedBy(d, status)
 	if !src.recordStale(d, loaded) && (!reload || len(src.changedSince(loaded)) == 0) {

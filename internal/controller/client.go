@@ -13,12 +13,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	stsv1alpha1 "github.com/sts-operator/sts-operator/api/v1alpha1"
 	"github.com/sts-operator/sts-operator/internal/specs"
@@ -56,15 +53,15 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: transport}
 }
 
-// tableServer calls one table server's protocol in its JSON form.
-type tableServer struct {
+// serverClient calls one table server's protocol in its JSON form.
+type serverClient struct {
 	http    *http.Client
 	baseURL string
 	token   string
 }
 
 // status reads the server's lists and their lengths.
-func (s tableServer) status(ctx context.Context) (*protocol.Answer, error) {
+func (s serverClient) status(ctx context.Context) (*protocol.Answer, error) {
 	var st protocol.Answer
 	if err := s.call(ctx, http.MethodGet, "STATUS", nil, nil, &st); err != nil {
 		return nil, err
@@ -74,7 +71,7 @@ func (s tableServer) status(ctx context.Context) (*protocol.Answer, error) {
 
 // replaceList replaces the list's lines with content, a dataset file, parsed by the server
 // with its read charset.
-func (s tableServer) replaceList(ctx context.Context, list string, content []byte) error {
+func (s serverClient) replaceList(ctx context.Context, list string, content []byte) error {
 	var answer protocol.Answer
 	digest := sha256.Sum256(content) // checked by the server, and reported back as the list's loadedSha256
 	params := url.Values{"FILENAME": {list}, "MODE": {"REPLACE"}, "SHA256": {hex.EncodeToString(digest[:])}}
@@ -88,7 +85,7 @@ const reloadTimeout = time.Minute
 // reload asks the server to reload every startup source into its list (RELOAD), with requestID
 // as its REQUEST_ID: a retry of a reload whose answer was lost gets that answer, and reloads
 // nothing again. It returns the lists reloaded, also when some could not be (a *refusedError).
-func (s tableServer) reload(ctx context.Context, requestID string) ([]protocol.List, error) {
+func (s serverClient) reload(ctx context.Context, requestID string) ([]protocol.List, error) {
 	var answer protocol.Answer
 	long := s
 	client := *s.http
@@ -99,7 +96,7 @@ func (s tableServer) reload(ctx context.Context, requestID string) ([]protocol.L
 }
 
 // call sends /sts/<command> with the JSON form requested and decodes the answer into out.
-func (s tableServer) call(ctx context.Context, method, command string, params url.Values, body []byte, out *protocol.Answer) error {
+func (s serverClient) call(ctx context.Context, method, command string, params url.Values, body []byte, out *protocol.Answer) error {
 	if params == nil {
 		params = url.Values{}
 	}
@@ -169,81 +166,4 @@ func backendUnavailable(err error) bool {
 func unauthorized(err error) bool {
 	var refused *refusedError
 	return errors.As(err, &refused) && refused.httpStatus == http.StatusUnauthorized
-}
-
-// acceptedTokens remembers, per resource, the auth token its table server last accepted. A
-// rotated Secret reaches the operator at once, but the copy mounted in the server's pod only
-// when the kubelet next syncs it, a minute or two later: until then the server wants the old
-// token, which the operator keeps using where the new one is refused. A token is only offered
-// again to the same resource (its UID) reading the same Secret key.
-type acceptedTokens struct {
-	mu     sync.Mutex
-	tokens map[types.NamespacedName]acceptedToken
-}
-
-type acceptedToken struct {
-	uid    types.UID
-	secret stsv1alpha1.KeySelector
-	token  string
-	// since is when the server was first seen refusing the Secret's token and taking this one
-	// (zero while it takes the Secret's), and warned whether that was reported as overdue.
-	since  time.Time
-	warned bool
-}
-
-// tokenLag is how long a server may go on refusing a rotated token before it is reported: the
-// kubelet refreshes a mounted Secret within about a minute or two.
-const tokenLag = 5 * time.Minute
-
-func newAcceptedTokens() *acceptedTokens {
-	return &acceptedTokens{tokens: map[types.NamespacedName]acceptedToken{}}
-}
-
-// previous returns the token sts's server last accepted from sts's current token Secret key.
-func (a *acceptedTokens) previous(sts *stsv1alpha1.SimpleTableServer) (string, bool) {
-	ref := sts.Spec.Server.AuthTokenSecret
-	if ref == nil {
-		return "", false
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	t, ok := a.tokens[client.ObjectKeyFromObject(sts)]
-	if !ok || t.uid != sts.UID || t.secret != *ref {
-		return "", false
-	}
-	return t.token, true
-}
-
-// accepted records that sts's server accepted token at now: the Secret's (current) or the
-// previous one. It reports, once per such period, a server that has taken only the previous
-// token for longer than tokenLag: one whose image predates token rotation never takes the new
-// one, and its clients with the new token are refused.
-func (a *acceptedTokens) accepted(sts *stsv1alpha1.SimpleTableServer, token string, current bool, now time.Time) (overdue bool) {
-	ref := sts.Spec.Server.AuthTokenSecret
-	key := client.ObjectKeyFromObject(sts)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if ref == nil {
-		delete(a.tokens, key)
-		return false
-	}
-	t := a.tokens[key]
-	next := acceptedToken{uid: sts.UID, secret: *ref, token: token}
-	if !current {
-		next.since, next.warned = t.since, t.warned
-		if next.since.IsZero() {
-			next.since = now
-		}
-		overdue = !next.warned && now.Sub(next.since) > tokenLag
-		next.warned = next.warned || overdue
-	}
-	a.tokens[key] = next
-	return overdue
-}
-
-// forget drops a deleted resource's token.
-func (a *acceptedTokens) forget(key types.NamespacedName) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	delete(a.tokens, key)
 }
