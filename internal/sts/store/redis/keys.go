@@ -11,7 +11,8 @@ package redis
 //
 //   - <list>:meta: existence, digest, the unique index's state, counters;
 //   - <list>:unique:0 to :31: the unique index (line -> count), once a unique ADD needed it;
-//   - <list>:chores: what changes left to do in steps;
+//   - <list>:chores: what changes left to do in steps; <list>:garbage: the big structures they
+//     dropped (each renamed to <list>:trash:<n>), to empty in steps;
 //   - the leases (lease.go): <list>:leases (id -> its max deliveries, lines and more, cmsgpack),
 //     <list>:expires (id -> expiry, Unix ms by Redis' clock), <list>:returns (line -> how many
 //     times a lease gave it back), <list>:ended ("<how>:<id>" of the leases that ended without
@@ -38,6 +39,10 @@ func (s *Store) keysOf(name string) keys {
 func (k keys) meta() string   { return k.list + ":meta" }
 func (k keys) chunks() string { return k.list + ":chunks" }
 func (k keys) chores() string { return k.list + ":chores" }
+
+// garbage lists the trash keys of the structures a change dropped, which the chores empty in
+// steps (scripts.go).
+func (k keys) garbage() string { return k.list + ":garbage" }
 
 // chunk is the key of the chunk id of the list (scripts.go's chunkKey).
 func (k keys) chunk(id string) string { return k.list + ":c:" + id }

@@ -404,11 +404,15 @@ func (s *Store) visit(ctx context.Context, name, seen string) {
 	if reply[3] == int64(1) {
 		_ = s.deadLetter(ctx, name)
 	}
+	if len(reply) > 4 && reply[4] == int64(1) {
+		// Garbage left (a server that dropped it died before emptying it): this one empties it.
+		s.inBackground("garbage", name, s.collect)
+	}
 }
 
 // sweep reports the due time of every list that has one again, for those a server that died
 // between a script and its report left out of the schedule, and makes due at once the lists
-// whose chores it left: the registry a page at a time, a pipeline per page.
+// whose chores or garbage it left: the registry a page at a time, a pipeline per page.
 func (s *Store) sweep(ctx context.Context) {
 	names, err := s.listNames(ctx)
 	if err != nil {
@@ -421,7 +425,7 @@ func (s *Store) sweep(ctx context.Context) {
 		for i, name := range page {
 			k := s.keysOf(name)
 			dues[i] = pipe.HGet(ctx, k.meta(), "due")
-			chores[i] = pipe.Exists(ctx, k.chores())
+			chores[i] = pipe.Exists(ctx, k.chores(), k.garbage())
 		}
 		_, _ = pipe.Exec(ctx)
 		for i, name := range page {

@@ -30,11 +30,11 @@ func BenchmarkMemoryPerLine(b *testing.B) {
 		// A redis-server of its own each time: used_memory counts nothing else.
 		srv := redistest.Start(b)
 		s := open(b, Connection{URL: srv.URL()}, "mem:", store.Limits{})
-		used := usedMemory(b, srv)
+		used := memoryInfo(b, srv, "used_memory")
 		if err := s.Replace(ctx, "chunked", lines, ""); err != nil {
 			b.Fatal(err)
 		}
-		chunkedUsed := usedMemory(b, srv) - used
+		chunkedUsed := memoryInfo(b, srv, "used_memory") - used
 		k := s.keysOf("chunked")
 		ids, err := s.cmd.LRange(ctx, k.chunks(), 0, -1).Result()
 		if err != nil {
@@ -46,13 +46,13 @@ func BenchmarkMemoryPerLine(b *testing.B) {
 		}
 		chunked := memoryUsage(b, s.client, keys)
 
-		used = usedMemory(b, srv)
+		used = memoryInfo(b, srv, "used_memory")
 		for i := 0; i < n; i += 1000 {
 			if err := s.cmd.RPush(ctx, "plain", toAny(lines[i:i+1000])...).Err(); err != nil {
 				b.Fatal(err)
 			}
 		}
-		plainUsed := usedMemory(b, srv) - used
+		plainUsed := memoryInfo(b, srv, "used_memory") - used
 		plain := memoryUsage(b, s.client, []string{"plain"})
 
 		if err := s.Add(ctx, "chunked", "a line new to the list", store.Last, true); err != nil {
@@ -80,24 +80,24 @@ func BenchmarkMemoryPerLine(b *testing.B) {
 	}
 }
 
-// usedMemory is INFO memory's used_memory.
-func usedMemory(b *testing.B, srv *redistest.Server) int64 {
-	b.Helper()
+// memoryInfo is the field of INFO memory (used_memory, lazyfreed_objects, ...).
+func memoryInfo(t testing.TB, srv *redistest.Server, field string) int64 {
+	t.Helper()
 	reply, err := srv.Do("INFO", "memory")
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	text, _ := reply.(string)
 	for _, line := range strings.Split(text, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
-				b.Fatal(err)
+				t.Fatal(err)
 			}
 			return n
 		}
 	}
-	b.Fatalf("INFO memory has no used_memory:\n%s", text)
+	t.Fatalf("INFO memory has no %s:\n%s", field, text)
 	return 0
 }
 

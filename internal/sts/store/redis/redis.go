@@ -73,8 +73,8 @@ type Store struct {
 	due        chan struct{}   // wakes the expiry loop: a change reported a due time before wake (lease.go)
 	background context.Context // ends when the store closes: the work no request waits for
 	buildingMu sync.Mutex
-	building   map[string]bool // the lists whose unique index this process builds (buildInBackground)
-	closing    bool            // Close began: no build starts (buildingMu)
+	building   map[string]bool // the background jobs this process runs, by job and list (inBackground)
+	closing    bool            // Close began: no job starts (buildingMu)
 	wake       atomic.Int64    // when the expiry loop looks at the schedule next (Unix ms, Redis' clock)
 	stop       context.CancelFunc
 	stopped    sync.WaitGroup
@@ -747,21 +747,28 @@ func (s *Store) checkUnique(ctx context.Context, k keys, line string) (string, e
 // its own, one per list in this process, so that it goes on after the UNIQUE ADD that began it
 // answered. A server that stops leaves the rest to the next UNIQUE ADD, on any server.
 func (s *Store) buildInBackground(name string) {
+	s.inBackground("index", name, s.buildIndex)
+}
+
+// inBackground runs job on list name in a goroutine of its own, unless this process runs it on
+// that list already, until it ends or the store closes.
+func (s *Store) inBackground(job, name string, run func(ctx context.Context, name string) error) {
 	s.buildingMu.Lock()
 	defer s.buildingMu.Unlock()
 	if s.building == nil {
 		s.building = map[string]bool{}
 	}
-	if s.building[name] || s.closing {
+	key := job + "\x00" + name
+	if s.building[key] || s.closing {
 		return
 	}
-	s.building[name] = true
+	s.building[key] = true
 	s.stopped.Add(1)
 	go func() {
 		defer s.stopped.Done()
-		_ = s.buildIndex(s.background, name)
+		_ = run(s.background, name)
 		s.buildingMu.Lock()
-		delete(s.building, name)
+		delete(s.building, key)
 		s.buildingMu.Unlock()
 	}()
 }
@@ -805,15 +812,42 @@ func (s *Store) indexStep(ctx context.Context, name string) (bool, error) {
 }
 
 // tidy runs list name's chores (scripts.go) to their end, a bounded step at a time: what a change
-// left to delete or to make permanent. A failure leaves them to the expiry loop, which finds them
-// at its next sweep; a client that goes away does not stop them.
+// left to delete or to make permanent; then empties its garbage in the background (collect). A
+// failure leaves them to the expiry loop, which finds them at its next sweep; a client that goes
+// away does not stop them.
 func (s *Store) tidy(ctx context.Context, name string) {
 	ctx = context.WithoutCancel(ctx)
 	k := s.keysOf(name)
 	for {
-		reply, err := s.runList(ctx, choresScript, k, nil, nil, false, choreBudget)
+		reply, err := s.runList(ctx, choresScript, k, nil, nil, false, choreBudget, 0)
 		if err != nil || status(reply) == 0 {
 			return
+		}
+		if status(reply) == 2 {
+			s.inBackground("garbage", name, s.collect)
+			return
+		}
+	}
+}
+
+// garbagePause is how long collect leaves Redis to its other clients between two steps.
+const garbagePause = time.Millisecond
+
+// collect empties list name's garbage (scripts.go), garbageBudget members a step, a pause between
+// two, so that Redis spends at most about half its time on it: the structures a change dropped
+// (a unique index of ten million lines, 10 000 steps) go without a thread of Redis freeing them
+// all at once.
+func (s *Store) collect(ctx context.Context, name string) error {
+	k := s.keysOf(name)
+	for {
+		reply, err := s.runList(ctx, choresScript, k, nil, nil, false, choreBudget, garbageBudget)
+		if err != nil || status(reply) == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(garbagePause):
 		}
 	}
 }

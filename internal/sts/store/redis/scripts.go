@@ -77,19 +77,30 @@ import (
 // deletes the index entries of the leases of a hash that a RELOAD ended. The server that made the
 // change runs them at once (scriptChores); the expiry loop's visit (scriptExpire) runs what a
 // server that died left, the sweep finding the list by its chores.
+//
+// Garbage. A structure a change drops (the unique index's shards, the returns, the leases'
+// expiries) is deleted at once when it is small; a bigger one is renamed to <list>:trash:<n>,
+// listed in <list>:garbage (cmsgpack of the key and a hash's HSCAN cursor), and emptied
+// garbageBudget members a step (scrap, runGarbage): UNLINK would have a thread of Redis free it
+// all at once, which on a machine of few processors takes one from the thread that runs the
+// commands. The server that made the change empties it in the background, paced (after its
+// chores, which its client waits for); the expiry loop visits a list with garbage once a second,
+// and a server that visits it empties it too.
 
 // chunkLines is the most lines a chunk holds; choreBudget how many chunks or lease entries a
 // chore step handles; indexBudget how many lines a step of the unique index's build counts;
 // expiryBatch how many leases a script gives back at most, the rest at the loop's next visit;
 // indexShards how many hashes the unique index is cut into; viewWalk how many chunks a step of
-// Page walks past.
+// Page walks past; garbageBudget how many members of a big structure dropped (scrap) a step of
+// the garbage deletes, and the most a structure deleted at once holds.
 const (
-	chunkLines  = 512
-	choreBudget = 256
-	indexBudget = 512
-	expiryBatch = 64
-	indexShards = 32
-	viewWalk    = 1024
+	chunkLines    = 512
+	choreBudget   = 256
+	indexBudget   = 512
+	expiryBatch   = 64
+	indexShards   = 32
+	viewWalk      = 1024
+	garbageBudget = 512
 )
 
 // recall answers the outcome recorded under request (a key), for a request whose window is not
@@ -122,6 +133,7 @@ local window, fingerprint, tomb = table.remove(ARGV, 1), table.remove(ARGV, 1), 
 local meta, counts, leases, expires = list .. ':meta', list .. ':unique', list .. ':leases', list .. ':expires'
 local returns, ended, dead = list .. ':returns', list .. ':ended', list .. ':dead'
 local chunks, chores, todo, marks = list .. ':chunks', list .. ':chores', list .. ':indexing', list .. ':marks'
+local garbage = list .. ':garbage'
 local CHUNK = ` + strconv.Itoa(chunkLines) + `
 
 local function chunkKey(id) return list .. ':c:' .. id end
@@ -204,6 +216,62 @@ end
 -- chore queues a task of the housekeeping (see above).
 local function chore(...)
   redis.call('RPUSH', chores, cmsgpack.pack(...))
+end
+
+-- scrap deletes key (a hash, sorted set, set or list of the list's): at once when it holds up to
+-- SCRAP members, else renamed to a trash key that <list>:garbage lists, which runGarbage empties
+-- a bounded number of members a step. UNLINK would give a big one to a thread of Redis that
+-- frees it all at once meanwhile: on a machine of few processors, that thread takes one from the
+-- thread that runs every client's commands, a second or more for the index of ten million lines.
+local SCRAP = ` + strconv.Itoa(garbageBudget) + `
+local sizeOf = {hash = 'HLEN', zset = 'ZCARD', set = 'SCARD', list = 'LLEN'}
+local function scrap(key)
+  local size = sizeOf[redis.call('TYPE', key)['ok']]
+  if size and redis.call(size, key) > SCRAP then
+    local trash = list .. ':trash:' .. redis.call('HINCRBY', meta, 'seq', 1)
+    if type(redis.pcall('RPUSH', garbage, cmsgpack.pack(trash, '0'))) == 'number' then
+      redis.call('RENAME', key, trash)
+    else
+      -- The garbage's key holds another type (not sts's).
+      redis.call('UNLINK', key)
+    end
+    return
+  end
+  -- Not UNLINK, whose thread frees a structure of more than 64 members.
+  redis.call('DEL', key)
+end
+
+-- runGarbage empties the trash keys of <list>:garbage (scrap), up to budget members (a hash's by
+-- HSCAN, whose cursor the entry keeps, and HDEL), and says whether some are left.
+local function runGarbage(budget)
+  while budget > 0 do
+    local entry = redis.pcall('LINDEX', garbage, 0)
+    if type(entry) ~= 'string' then return false end
+    local key, cursor = cmsgpack.unpack(entry)
+    local t, n = redis.call('TYPE', key)['ok'], math.min(budget, SCRAP)
+    if t == 'hash' then
+      local scan = redis.call('HSCAN', key, cursor, 'COUNT', n)
+      local fields = {}
+      for i = 1, #scan[2], 2 do fields[#fields + 1] = scan[2][i] end
+      if #fields > 0 then redis.call('HDEL', key, unpack(fields)) end
+      cursor = scan[1]
+    elseif t == 'zset' then
+      redis.call('ZPOPMIN', key, n)
+    elseif t == 'set' then
+      redis.call('SPOP', key, n)
+    elseif t == 'list' then
+      redis.call('LPOP', key, n)
+    elseif t ~= 'none' then
+      redis.call('UNLINK', key)
+    end
+    budget = budget - n
+    if redis.call('EXISTS', key) == 0 then
+      redis.call('LPOP', garbage)
+    else
+      redis.call('LSET', garbage, 0, cmsgpack.pack(key, cursor))
+    end
+  end
+  return redis.call('EXISTS', garbage) == 1
 end
 
 -- The unique index: its state ('none', 'building' or 'indexed'), read once; since is the
@@ -360,9 +428,10 @@ end
 
 -- dropIndex forgets the unique index, built or being built.
 local function dropIndex()
-  local keys = {counts, todo, marks}
-  for i = 0, SHARDS - 1 do keys[#keys + 1] = index().shardKey(i) end
-  redis.call('UNLINK', unpack(keys))
+  scrap(counts)
+  scrap(marks)
+  for i = 0, SHARDS - 1 do scrap(index().shardKey(i)) end
+  redis.call('UNLINK', todo)
   redis.call('HDEL', meta, 'sharded', 'indexed', 'building', 'head', 'cursor')
   state, since = 'none', nil
 end
@@ -1053,7 +1122,7 @@ local created = create()
 dropIndex()
 discard()
 install(n)
-redis.call('UNLINK', returns)
+scrap(returns)
 if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', meta, 'digest', digest) end
 if n > 0 then notify(ARGV[5], ARGV[6]) end
 return done({0, created})
@@ -1066,16 +1135,18 @@ local err = wrongType(returns)
 if err then return err end
 dropIndex()
 discard()
-redis.call('UNLINK', returns)
+scrap(returns)
 return done({1})
 `
 
-// scriptChores does a step of the list's chores (see above). ARGV: the budget. Replies {1} while
-// some are left, {0} when none is.
+// scriptChores does a step of the list's chores (see above), then of its garbage when no chore
+// is left. ARGV: the chores' budget, the garbage's (members). Replies {1} while chores are left,
+// {2} while garbage is, {0} when neither is.
 var scriptChores = prelude + `
 local err = wrongType()
 if err then return err end
 if runChores(tonumber(ARGV[1])) then return {1} end
+if runGarbage(tonumber(ARGV[2])) then return {2} end
 return {0}
 `
 
@@ -1395,6 +1466,8 @@ local function reply(status, exact, ...)
     else
       when = tonumber(redis.call('ZRANGE', expires, 0, 0, 'WITHSCORES')[2])
       if lowest and (not when or lowest < when) then when = lowest end
+      -- Garbage left: a visit a second (the server that visits empties it in the background).
+      if (not when or when > now + 1000) and redis.call('EXISTS', garbage) == 1 then when = now + 1000 end
     end
   end
   local earlier = false
@@ -1553,7 +1626,8 @@ if redis.call('EXISTS', leases) == 1 then
   redis.call('RENAME', leases, trash)
   chore('unlease', trash, ARGV[3], ARGV[4])
 end
-redis.call('UNLINK', expires, returns)
+scrap(expires)
+scrap(returns)
 if gone > 0 then redis.call('HINCRBY', meta, 'leased', -gone) end
 dropIndex()
 discard()
@@ -1564,13 +1638,15 @@ if digest == '' then redis.call('HDEL', meta, 'digest') else redis.call('HSET', 
 return done(reply(0, true, created, gone))
 `
 
-// scriptExpire is the expiry loop's visit: begin does it all, and a step of the chores. ARGV:
-// channel, name. Replies reply(0), with the list's true due time.
+// scriptExpire is the expiry loop's visit: begin does it all, and a step of the chores, or of the
+// garbage when no chore is left. ARGV: channel, name. Replies reply(0, 1 when garbage is left, else
+// 0), with the list's true due time.
 var scriptExpire = leasePrelude + `
 local err = begin()
 if err then return err end
-runChores(` + strconv.Itoa(choreBudget) + `)
-return reply(0, true)
+local garbageLeft = false
+if not runChores(` + strconv.Itoa(choreBudget) + `) then garbageLeft = runGarbage(SCRAP) end
+return reply(0, true, garbageLeft and 1 or 0)
 `
 
 // scriptDeadLetters moves the lines waiting in dead to the dead-letter list, a batch at a time:
