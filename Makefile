@@ -115,8 +115,10 @@ mutation: deps-test envtest $(HELM) ## Break each property of hack/mutations/ on
 # (test/faults: redis, redis-sentinel, memory); FAULT_SEED, when set, replays a run's choices.
 FAULT_CYCLES ?= 200
 .PHONY: faults
-faults: deps-faults ## Run the fault-injection campaign (test/faults): FAULT_CYCLES (200) nemesis cycles over every nemesis and both backends, about 10 minutes, and the issue-23 scenarios; print the figures table of docs/guarantees.md (lines lost, duplicated, REQUEST_IDs unanswered, the retrying clients' wait after each fault, p50/p99). FAULT_SEED=<seed> replays a run; make test runs each nemesis once.
-	STS_FAULT_CYCLES=$(FAULT_CYCLES) STS_FAULT_SEED=$(FAULT_SEED) go test -count=1 -v -parallel 4 -timeout 60m ./test/faults/
+faults: deps-faults ## Run the fault-injection campaign (test/faults): FAULT_CYCLES (200) nemesis cycles over every nemesis and both backends, about 10 minutes, and the issue-23 scenarios; write the figures table into docs/faults.md (lines lost, duplicated, REQUEST_IDs unanswered, the retrying clients' wait after each fault, p50/p99). FAULT_SEED=<seed> replays a run; make test runs each nemesis once.
+	STS_FAULT_CYCLES=$(FAULT_CYCLES) STS_FAULT_SEED=$(FAULT_SEED) STS_FAULT_REPORT=$(CURDIR)/docs/faults.md \
+	  STS_FAULT_COMMIT="$$(git rev-parse --short HEAD)$$(git diff --quiet HEAD -- . || echo ' with changes')" \
+	  go test -count=1 -v -parallel 4 -timeout 60m ./test/faults/
 
 # BENCH_ROUNDS is how many times make bench runs each benchmark (-count): docs/benchmarks.md gives
 # the least, the median and the greatest of each figure over them.

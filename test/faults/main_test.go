@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -8,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,8 +53,33 @@ func TestMain(m *testing.M) {
 	started := time.Now()
 	code := m.Run()
 	figures.print(os.Stdout, time.Since(started))
+	if path := os.Getenv("STS_FAULT_REPORT"); path != "" {
+		if err := writeReport(path, code, time.Since(started)); err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
+			code = 1
+		}
+	}
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// writeReport writes the campaign's figures to path (make faults: docs/faults.md), with what
+// they were measured on, so that docs/guarantees.md cites a run instead of copying it. A failed
+// campaign's report says it failed.
+func writeReport(path string, code int, elapsed time.Duration) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Fault campaign: the figures of the last `make faults`\n\n")
+	fmt.Fprintf(&b, "Written by `make faults` (test/faults, `STS_FAULT_REPORT`); do not edit. ")
+	fmt.Fprintf(&b, "[guarantees.md](guarantees.md) says what each fault does and which promise each column checks.\n\n")
+	result := "every test passed"
+	if code != 0 {
+		result = fmt.Sprintf("**FAILED** (go test exit code %d): see the run's output", code)
+	}
+	fmt.Fprintf(&b, "- result: %s\n", result)
+	fmt.Fprintf(&b, "- commit: %s (%s)\n", cmp.Or(os.Getenv("STS_FAULT_COMMIT"), "unknown"), binaryLabel())
+	fmt.Fprintf(&b, "- machine: %d cores, %s %s/%s\n", runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	figures.print(&b, elapsed)
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // buildSTS builds the sts binary into dir: without the race detector, which would slow the

@@ -362,7 +362,7 @@ func (f *figureTable) add(backend, fault string, v *Verdict, ambiguous int, fifo
 	row.waits = append(row.waits, waits...)
 }
 
-// print writes the table in Markdown, to be pasted into docs/guarantees.md.
+// print writes the table in Markdown: make faults writes it into docs/faults.md (writeReport).
 func (f *figureTable) print(w io.Writer, elapsed time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
