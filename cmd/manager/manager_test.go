@@ -255,8 +255,8 @@ func TestWatchNamespacesRunOnlyTheirResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ns := range append([]string{unwatched}, watched...) {
-		sts := &stsv1alpha1.SimpleTableServer{ObjectMeta: metav1.ObjectMeta{Name: "logins", Namespace: ns}}
-		if err := k8s.Create(ctx, sts); err != nil {
+		tableServer := &stsv1alpha1.SimpleTableServer{ObjectMeta: metav1.ObjectMeta{Name: "logins", Namespace: ns}}
+		if err := k8s.Create(ctx, tableServer); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -273,11 +273,11 @@ func TestWatchNamespacesRunOnlyTheirResources(t *testing.T) {
 			if pod := d.Spec.Template; pod.Spec.NodeSelector["pool"] != "load" || pod.Labels["team"] != "perf" {
 				return fmt.Errorf("pod nodeSelector %v, labels %v: the defaults did not reach it", pod.Spec.NodeSelector, pod.Labels)
 			}
-			var sts stsv1alpha1.SimpleTableServer
-			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "logins"}, &sts); err != nil {
+			var tableServer stsv1alpha1.SimpleTableServer
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "logins"}, &tableServer); err != nil {
 				return err
 			}
-			if sts.Status.ObservedGeneration == 0 {
+			if tableServer.Status.ObservedGeneration == 0 {
 				return errors.New("no status yet")
 			}
 			return nil
@@ -288,11 +288,11 @@ func TestWatchNamespacesRunOnlyTheirResources(t *testing.T) {
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("the operator made a Deployment in %s, which it does not watch (err %v)", unwatched, err)
 	}
-	var sts stsv1alpha1.SimpleTableServer
-	if err := k8s.Get(ctx, client.ObjectKey{Namespace: unwatched, Name: "logins"}, &sts); err != nil {
+	var tableServer stsv1alpha1.SimpleTableServer
+	if err := k8s.Get(ctx, client.ObjectKey{Namespace: unwatched, Name: "logins"}, &tableServer); err != nil {
 		t.Fatal(err)
 	}
-	if sts.Status.ObservedGeneration != 0 || len(sts.Status.Conditions) > 0 {
-		t.Errorf("the operator wrote the status of a resource in %s: %+v", unwatched, sts.Status)
+	if tableServer.Status.ObservedGeneration != 0 || len(tableServer.Status.Conditions) > 0 {
+		t.Errorf("the operator wrote the status of a resource in %s: %+v", unwatched, tableServer.Status)
 	}
 }

@@ -22,48 +22,48 @@ import (
 	"github.com/sts-operator/sts-operator/internal/specs"
 )
 
-// apply creates the objects sts owns, or updates them when their desired spec changed, and
+// apply creates the objects tableServer owns, or updates them when their desired spec changed, and
 // returns the Deployment. While the Deployment is blocked (a source is missing, or the spec is
 // one the server would refuse) it is neither created (its pod could not start) nor updated
 // (Recreate would stop the running server first): it is nil until it exists. An object that
 // exists unchanged costs no write.
-func (r *SimpleTableServerReconciler) apply(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, src *sources, blocked bool) (*appsv1.Deployment, error) {
-	running, err := r.runningDeployment(ctx, sts)
+func (r *SimpleTableServerReconciler) apply(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, src *sources, blocked bool) (*appsv1.Deployment, error) {
+	running, err := r.runningDeployment(ctx, tableServer)
 	if err != nil {
 		return nil, err
 	}
 	// Every object is labelled with the version of the image the server runs.
-	image := specs.ServerImage(sts, r.DefaultImage, running)
-	if claim := specs.PersistentVolumeClaim(sts, image); claim != nil {
-		if err := r.createOnce(ctx, sts, claim, &corev1.PersistentVolumeClaim{}); err != nil {
+	image := specs.ServerImage(tableServer, r.DefaultImage, running)
+	if claim := specs.PersistentVolumeClaim(tableServer, image); claim != nil {
+		if err := r.createOnce(ctx, tableServer, claim, &corev1.PersistentVolumeClaim{}); err != nil {
 			return nil, err
 		}
 	}
-	if err := r.applyService(ctx, sts, specs.Service(sts, image)); err != nil {
+	if err := r.applyService(ctx, tableServer, specs.Service(tableServer, image)); err != nil {
 		return nil, err
 	}
-	pdb := specs.PodDisruptionBudget(sts, image)
-	if err := r.applyOptional(ctx, sts, pdb != nil, pdb, &policyv1.PodDisruptionBudget{}); err != nil {
+	pdb := specs.PodDisruptionBudget(tableServer, image)
+	if err := r.applyOptional(ctx, tableServer, pdb != nil, pdb, &policyv1.PodDisruptionBudget{}); err != nil {
 		return nil, err
 	}
-	policy := specs.NetworkPolicy(sts, image, r.Namespace)
-	if err := r.applyOptional(ctx, sts, policy != nil, policy, &networkingv1.NetworkPolicy{}); err != nil {
+	policy := specs.NetworkPolicy(tableServer, image, r.Namespace)
+	if err := r.applyOptional(ctx, tableServer, policy != nil, policy, &networkingv1.NetworkPolicy{}); err != nil {
 		return nil, err
 	}
-	return r.applyDeployment(ctx, sts, running, image, src, blocked)
+	return r.applyDeployment(ctx, tableServer, running, image, src, blocked)
 }
 
-// runningDeployment is sts's Deployment, nil when there is none yet.
-func (r *SimpleTableServerReconciler) runningDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer) (*appsv1.Deployment, error) {
+// runningDeployment is tableServer's Deployment, nil when there is none yet.
+func (r *SimpleTableServerReconciler) runningDeployment(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer) (*appsv1.Deployment, error) {
 	var d appsv1.Deployment
-	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, &d)
+	err := r.Get(ctx, client.ObjectKey{Namespace: tableServer.Namespace, Name: tableServer.Name}, &d)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("while getting Deployment %q: %w", sts.Name, err)
+		return nil, fmt.Errorf("while getting Deployment %q: %w", tableServer.Name, err)
 	}
-	if err := checkOwner(sts, &d); err != nil {
+	if err := checkOwner(tableServer, &d); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -72,29 +72,29 @@ func (r *SimpleTableServerReconciler) runningDeployment(ctx context.Context, sts
 // applyOptional creates or updates desired, an object of the resource's name that it has only
 // in some cases (a budget for several replicas, a network policy), or, when it is not wanted,
 // deletes the one that exists. existing is an empty object of its type.
-func (r *SimpleTableServerReconciler) applyOptional(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, want bool, desired, existing client.Object) error {
-	err := r.Get(ctx, client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, existing)
+func (r *SimpleTableServerReconciler) applyOptional(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, want bool, desired, existing client.Object) error {
+	err := r.Get(ctx, client.ObjectKey{Namespace: tableServer.Namespace, Name: tableServer.Name}, existing)
 	switch {
 	case apierrors.IsNotFound(err) && !want:
 		return nil
 	case apierrors.IsNotFound(err):
-		return r.create(ctx, sts, desired)
+		return r.create(ctx, tableServer, desired)
 	case err != nil:
-		return fmt.Errorf("while getting %s %q: %w", kindOf(existing), sts.Name, err)
+		return fmt.Errorf("while getting %s %q: %w", kindOf(existing), tableServer.Name, err)
 	}
-	if err := checkOwner(sts, existing); err != nil {
+	if err := checkOwner(tableServer, existing); err != nil {
 		return err
 	}
 	if !want {
 		if err := r.Delete(ctx, existing); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("while deleting %s %q: %w", kindOf(existing), sts.Name, err)
+			return fmt.Errorf("while deleting %s %q: %w", kindOf(existing), tableServer.Name, err)
 		}
-		r.Recorder.Eventf(sts, existing, corev1.EventTypeNormal, "Deleted", "Delete", "Deleted %s %s: the resource no longer asks for it", kindOf(existing), sts.Name)
+		r.Recorder.Eventf(tableServer, existing, corev1.EventTypeNormal, "Deleted", "Delete", "Deleted %s %s: the resource no longer asks for it", kindOf(existing), tableServer.Name)
 		return nil
 	}
 	if !specChanged(existing, desired) {
 		if relabelled(existing, desired) {
-			return r.update(ctx, sts, existing, desired, "")
+			return r.update(ctx, tableServer, existing, desired, "")
 		}
 		return nil
 	}
@@ -104,43 +104,43 @@ func (r *SimpleTableServerReconciler) applyOptional(ctx context.Context, sts *st
 	case *networkingv1.NetworkPolicy:
 		e.Spec = desired.(*networkingv1.NetworkPolicy).Spec
 	}
-	return r.update(ctx, sts, existing, desired, "")
+	return r.update(ctx, tableServer, existing, desired, "")
 }
 
 // createOnce creates obj unless it exists; it never updates its spec (the claim's is
 // immutable), only its labels.
-func (r *SimpleTableServerReconciler) createOnce(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obj, existing client.Object) error {
+func (r *SimpleTableServerReconciler) createOnce(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, obj, existing client.Object) error {
 	err := r.Get(ctx, client.ObjectKeyFromObject(obj), existing)
 	if apierrors.IsNotFound(err) {
-		return r.create(ctx, sts, obj)
+		return r.create(ctx, tableServer, obj)
 	}
 	if err != nil {
 		return fmt.Errorf("while getting %s %q: %w", kindOf(obj), obj.GetName(), err)
 	}
-	if err := checkOwner(sts, existing); err != nil {
+	if err := checkOwner(tableServer, existing); err != nil {
 		return err
 	}
 	if relabelled(existing, obj) {
-		return r.update(ctx, sts, existing, obj, "")
+		return r.update(ctx, tableServer, existing, obj, "")
 	}
 	return nil
 }
 
-func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, desired *corev1.Service) error {
+func (r *SimpleTableServerReconciler) applyService(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, desired *corev1.Service) error {
 	var svc corev1.Service
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &svc)
 	switch {
 	case apierrors.IsNotFound(err):
-		return r.create(ctx, sts, desired)
+		return r.create(ctx, tableServer, desired)
 	case err != nil:
 		return fmt.Errorf("while getting Service %q: %w", desired.Name, err)
 	}
-	if err := checkOwner(sts, &svc); err != nil {
+	if err := checkOwner(tableServer, &svc); err != nil {
 		return err
 	}
 	if !specChanged(&svc, desired) && !serviceEdited(&svc, desired) {
 		if relabelled(&svc, desired) {
-			return r.update(ctx, sts, &svc, desired, "")
+			return r.update(ctx, tableServer, &svc, desired, "")
 		}
 		return nil
 	}
@@ -149,7 +149,7 @@ func (r *SimpleTableServerReconciler) applyService(ctx context.Context, sts *sts
 	svc.Spec.Selector = desired.Spec.Selector
 	svc.Spec.Ports = desired.Spec.Ports
 	svc.Spec.ExternalName = ""
-	return r.update(ctx, sts, &svc, desired, "")
+	return r.update(ctx, tableServer, &svc, desired, "")
 }
 
 // serviceEdited says whether someone changed the fields of svc that the operator owns behind
@@ -171,14 +171,14 @@ func serviceEdited(svc, desired *corev1.Service) bool {
 }
 
 // applyDeployment creates the Deployment running image, or updates running (nil: none yet).
-func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, running *appsv1.Deployment, image string, src *sources, blocked bool) (*appsv1.Deployment, error) {
-	desired := specs.Deployment(sts, image, r.Defaults)
+func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, running *appsv1.Deployment, image string, src *sources, blocked bool) (*appsv1.Deployment, error) {
+	desired := specs.Deployment(tableServer, image, r.Defaults)
 	switch {
 	case running == nil && blocked:
 		return nil, nil
 	case running == nil:
 		desired.Annotations[loadedDatasetsAnnotation] = encodeHashes(src.hashes)
-		return desired, r.create(ctx, sts, desired)
+		return desired, r.create(ctx, tableServer, desired)
 	}
 	d := running
 	newPods := specChanged(d, desired) || serverEdited(d, desired)
@@ -187,13 +187,13 @@ func (r *SimpleTableServerReconciler) applyDeployment(ctx context.Context, sts *
 	}
 	record := "" // putting back a replica count or strategy restarts no pod: the record stands
 	if newPods {
-		record = encodeHashes(loadedAfterRestart(specs.ListsOutlivePods(sts), loadedHashes(d), src.hashes))
+		record = encodeHashes(loadedAfterRestart(specs.ListsOutlivePods(tableServer), loadedHashes(d), src.hashes))
 		d.Spec = desired.Spec
 	} else {
 		// Only the replica count, the strategy or the labels: the pod template stays, no pod restarts.
 		d.Spec.Replicas, d.Spec.Strategy = desired.Spec.Replicas, desired.Spec.Strategy
 	}
-	return d, r.update(ctx, sts, d, desired, record)
+	return d, r.update(ctx, tableServer, d, desired, record)
 }
 
 // serverEdited says whether someone changed what the table-server container runs behind the
@@ -216,7 +216,7 @@ func scaledByHand(d, desired *appsv1.Deployment) bool {
 }
 
 // create creates obj and records an event.
-func (r *SimpleTableServerReconciler) create(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obj client.Object) error {
+func (r *SimpleTableServerReconciler) create(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, obj client.Object) error {
 	err := r.Create(ctx, obj)
 	if apierrors.IsAlreadyExists(err) {
 		// The cache holds only the objects the operator labels as its own.
@@ -226,14 +226,14 @@ func (r *SimpleTableServerReconciler) create(ctx context.Context, sts *stsv1alph
 		return fmt.Errorf("while creating %s %q: %w", kindOf(obj), obj.GetName(), err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Created "+kindOf(obj), "name", obj.GetName())
-	r.Recorder.Eventf(sts, obj, corev1.EventTypeNormal, "Created", "Create", "Created %s %s", kindOf(obj), obj.GetName())
+	r.Recorder.Eventf(tableServer, obj, corev1.EventTypeNormal, "Created", "Create", "Created %s %s", kindOf(obj), obj.GetName())
 	return nil
 }
 
 // update writes existing, whose spec the caller has set from desired, with desired's labels and
 // annotations merged into its own (see updatedAnnotations); loaded, when not empty, replaces
 // the loaded-datasets record.
-func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, existing, desired client.Object, loaded string) error {
+func (r *SimpleTableServerReconciler) update(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, existing, desired client.Object, loaded string) error {
 	existing.SetLabels(specs.Merged(existing.GetLabels(), desired.GetLabels()))
 	annotations := updatedAnnotations(existing.GetAnnotations(), desired.GetAnnotations())
 	if loaded != "" { // a new pod: the record of what it loads replaces that of any reload
@@ -245,7 +245,7 @@ func (r *SimpleTableServerReconciler) update(ctx context.Context, sts *stsv1alph
 		return fmt.Errorf("while updating %s %q: %w", kindOf(desired), existing.GetName(), err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Updated "+kindOf(desired), "name", existing.GetName())
-	r.Recorder.Eventf(sts, existing, corev1.EventTypeNormal, "Updated", "Update", "Updated %s %s to the resource's spec", kindOf(desired), existing.GetName())
+	r.Recorder.Eventf(tableServer, existing, corev1.EventTypeNormal, "Updated", "Update", "Updated %s %s to the resource's spec", kindOf(desired), existing.GetName())
 	return nil
 }
 
@@ -280,9 +280,9 @@ func needsUser(err error) bool {
 	return errors.As(err, &notOwned) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err)
 }
 
-// checkOwner refuses to take over an object of the same name that sts does not control.
-func checkOwner(sts *stsv1alpha1.SimpleTableServer, obj client.Object) error {
-	if !metav1.IsControlledBy(obj, sts) {
+// checkOwner refuses to take over an object of the same name that tableServer does not control.
+func checkOwner(tableServer *stsv1alpha1.SimpleTableServer, obj client.Object) error {
+	if !metav1.IsControlledBy(obj, tableServer) {
 		return &notOwnedError{fmt.Sprintf("%s %q exists and is not owned by this SimpleTableServer: delete or rename it", kindOf(obj), obj.GetName())}
 	}
 	return nil

@@ -29,7 +29,7 @@ import (
 func TestDefaultRedis(t *testing.T) {
 	def := &stsv1alpha1.RedisConnection{Address: "shared.redis.svc:6379", CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "redis"}}
 	tests := map[string]struct {
-		sts         *stsv1alpha1.SimpleTableServer
+		tableServer *stsv1alpha1.SimpleTableServer
 		def         *stsv1alpha1.RedisConnection
 		wantAddress string
 		// wantSecret and wantDatabase, when set, are the credentials Secret and database run with.
@@ -37,22 +37,22 @@ func TestDefaultRedis(t *testing.T) {
 		wantDatabase int32
 		wantProblem  bool
 	}{
-		"memory: untouched":                {sts: specstest.New("a"), def: def},
-		"redis naming none: the default":   {sts: specstest.New("a", specstest.WithRedis(nil, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
-		"redis with a prefix: the default": {sts: specstest.New("a", specstest.WithRedis(&stsv1alpha1.RedisBackend{KeyPrefix: "p:"}, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
-		"redis naming its own: kept":       {sts: specstest.New("a", specstest.WithRedis(specstest.RedisAt("own:6379"), 2)), def: def, wantAddress: "own:6379"},
+		"memory: untouched":                {tableServer: specstest.New("a"), def: def},
+		"redis naming none: the default":   {tableServer: specstest.New("a", specstest.WithRedis(nil, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis with a prefix: the default": {tableServer: specstest.New("a", specstest.WithRedis(&stsv1alpha1.RedisBackend{KeyPrefix: "p:"}, 2)), def: def, wantAddress: "shared.redis.svc:6379"},
+		"redis naming its own: kept":       {tableServer: specstest.New("a", specstest.WithRedis(specstest.RedisAt("own:6379"), 2)), def: def, wantAddress: "own:6379"},
 		"redis with its own credentials: the default with them": {
-			sts: specstest.New("a", specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{
+			tableServer: specstest.New("a", specstest.WithRedis(&stsv1alpha1.RedisBackend{RedisConnection: stsv1alpha1.RedisConnection{
 				CredentialsSecret: &stsv1alpha1.RedisCredentials{Name: "team-acl", UsernameKey: "user"}, Database: ptr.To[int32](2)}}, 2)),
 			def: def, wantAddress: "shared.redis.svc:6379", wantSecret: "team-acl", wantDatabase: 2,
 		},
-		"redis naming none, no default: bad": {sts: specstest.New("a", specstest.WithRedis(nil, 2)), wantProblem: true},
+		"redis naming none, no default: bad": {tableServer: specstest.New("a", specstest.WithRedis(nil, 2)), wantProblem: true},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			before := tc.sts.DeepCopy()
-			run := (&specs.Defaults{Redis: tc.def}).Apply(tc.sts)
-			if !reflect.DeepEqual(tc.sts, before) {
+			before := tc.tableServer.DeepCopy()
+			run := (&specs.Defaults{Redis: tc.def}).Apply(tc.tableServer)
+			if !reflect.DeepEqual(tc.tableServer, before) {
 				t.Error("Defaults.Apply changed the resource itself")
 			}
 			var address string
@@ -62,8 +62,8 @@ func TestDefaultRedis(t *testing.T) {
 			if address != tc.wantAddress {
 				t.Errorf("address %q, want %q", address, tc.wantAddress)
 			}
-			if r := run.Spec.Backend.Redis; r != nil && tc.sts.Spec.Backend.Redis != nil && r.KeyPrefix != tc.sts.Spec.Backend.Redis.KeyPrefix {
-				t.Errorf("key prefix %q, want the resource's %q", r.KeyPrefix, tc.sts.Spec.Backend.Redis.KeyPrefix)
+			if r := run.Spec.Backend.Redis; r != nil && tc.tableServer.Spec.Backend.Redis != nil && r.KeyPrefix != tc.tableServer.Spec.Backend.Redis.KeyPrefix {
+				t.Errorf("key prefix %q, want the resource's %q", r.KeyPrefix, tc.tableServer.Spec.Backend.Redis.KeyPrefix)
 			}
 			if r := run.Spec.Backend.Redis; tc.wantSecret != "" && (r.CredentialsSecret.Name != tc.wantSecret || *r.Database != tc.wantDatabase) {
 				t.Errorf("credentials %+v database %v, want the resource's %q and %d", r.CredentialsSecret, r.Database, tc.wantSecret, tc.wantDatabase)
@@ -89,9 +89,9 @@ func TestRedisBackedReplicasScaleWithTheirBudget(t *testing.T) {
 	s.redisSecret(t, ns, map[string]string{"password": "secret"})
 	r := specstest.RedisAt("redis.redis.svc:6379")
 	r.CredentialsSecret = &stsv1alpha1.RedisCredentials{Name: "redis"}
-	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(r, 3))
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(r, 3))
+	tableServer.UID = ""
+	s.create(t, tableServer)
 
 	budget := func(want bool) {
 		t.Helper()
@@ -114,7 +114,7 @@ func TestRedisBackedReplicasScaleWithTheirBudget(t *testing.T) {
 			if err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "tables"}, &d); err != nil {
 				return err
 			}
-			cur := sts.DeepCopy()
+			cur := tableServer.DeepCopy()
 			s.get(t, cur)
 			if got := *d.Spec.Replicas; got != want || cur.Status.Replicas != want || cur.Status.AvailableReplicas != want {
 				return fmt.Errorf("Deployment replicas %d, status %d/%d available, want %d", got, cur.Status.AvailableReplicas, cur.Status.Replicas, want)
@@ -129,14 +129,14 @@ func TestRedisBackedReplicasScaleWithTheirBudget(t *testing.T) {
 	scale := func(n int32) {
 		t.Helper()
 		sc := &autoscalingv1.Scale{}
-		if err := s.k8s.SubResource("scale").Get(context.Background(), sts, sc); err != nil {
+		if err := s.k8s.SubResource("scale").Get(context.Background(), tableServer, sc); err != nil {
 			t.Fatal(err)
 		}
 		if sc.Status.Selector != "app.kubernetes.io/instance=tables,app.kubernetes.io/name=simpletableserver" {
 			t.Errorf("scale selector %q", sc.Status.Selector)
 		}
 		sc.Spec.Replicas = n
-		if err := s.k8s.SubResource("scale").Update(context.Background(), sts, client.WithSubResourceBody(sc)); err != nil {
+		if err := s.k8s.SubResource("scale").Update(context.Background(), tableServer, client.WithSubResourceBody(sc)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,18 +154,18 @@ func TestMissingRedisSecretStallsNamingSecretAndKey(t *testing.T) {
 	s.rollouts.in(t, ns)
 	r := specstest.RedisAt("redis.redis.svc:6379")
 	r.CredentialsSecret = &stsv1alpha1.RedisCredentials{Name: "redis", UsernameKey: "user"}
-	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(r, 2))
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(r, 2))
+	tableServer.UID = ""
+	s.create(t, tableServer)
 
 	stalled := func(part string) {
 		t.Helper()
-		s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, part, reconcileWait)
+		s.waitForMessage(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, part, reconcileWait)
 		eventually(t, reconcileWait, func() error {
-			return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, part)
+			return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, part)
 		})
 		var d appsv1.Deployment
-		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), &d); !apierrors.IsNotFound(err) {
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(tableServer), &d); !apierrors.IsNotFound(err) {
 			t.Errorf("a Deployment whose pods could not start exists: %v", err)
 		}
 	}
@@ -181,17 +181,17 @@ func TestMissingRedisSecretStallsNamingSecretAndKey(t *testing.T) {
 	}
 	eventually(t, reconcileWait, func() error {
 		var d appsv1.Deployment
-		return s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), &d)
+		return s.k8s.Get(context.Background(), client.ObjectKeyFromObject(tableServer), &d)
 	})
 }
 
 func TestRedisNamingNoRedisWithoutADefaultStalls(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
-	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(nil, 2))
-	sts.UID = ""
-	s.create(t, sts)
-	s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, "tableServer.defaultRedis", reconcileWait)
+	tableServer := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRedis(nil, 2))
+	tableServer.UID = ""
+	s.create(t, tableServer)
+	s.waitForMessage(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, "tableServer.defaultRedis", reconcileWait)
 }
 
 // TestBackendUnavailableFollowsRedis runs a real table server on a real Redis and stops Redis:
@@ -203,8 +203,8 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	rs := redistest.Start(t, redistest.WithArgs("--appendonly", "yes", "--appendfsync", "always")) // keeps the lists across the outage
 	ts := startTableServerOn(t, redisStore(t, rs), "", map[string][]string{"users": {"u1", "u2", "u3"}})
 
-	sts := s.servedOnRedis(t, rs, ts, "u1\nu2\nu3\n")
-	ns := sts.Namespace
+	tableServer := s.servedOnRedis(t, rs, ts, "u1\nu2\nu3\n")
+	ns := tableServer.Namespace
 	if got := ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE"); !strings.Contains(got, "u1") {
 		t.Fatalf("READ = %q", got)
 	}
@@ -212,7 +212,7 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	rs.Kill()
 	unavailable := func(part string) {
 		t.Helper()
-		cur := s.waitForMessage(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonBackendUnavailable, part, reconcileWait)
+		cur := s.waitForMessage(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonBackendUnavailable, part, reconcileWait)
 		if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); !strings.Contains(c.Message, rs.Addr) {
 			t.Errorf("Ready says %q, want it to name Redis at %s", c.Message, rs.Addr)
 		}
@@ -220,7 +220,7 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 			t.Errorf("Reconciling %+v: Redis coming back needs no user", c)
 		}
 		eventually(t, reconcileWait, func() error {
-			return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonBackendUnavailable, part)
+			return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonBackendUnavailable, part)
 		})
 	}
 	unavailable("STATUS: HTTP 503")
@@ -228,7 +228,7 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 	// The pods are unready now: the Service has no endpoint, and the operator asks a pod.
 	s.endpoints.set(t, ns+"/tables", unreachableURL)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tables-7d9f-x2x4q", Labels: specs.SelectorLabels(sts)},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tables-7d9f-x2x4q", Labels: specs.SelectorLabels(tableServer)},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: specs.ContainerName, Image: specstest.Image}}},
 	}
 	s.create(t, pod)
@@ -241,7 +241,7 @@ func TestBackendUnavailableFollowsRedis(t *testing.T) {
 
 	rs.Restart(t)
 	s.endpoints.set(t, ns+"/tables", ts.url)
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, 2*reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, 2*reconcileWait)
 	if got := listLength(cur, "users"); got != 2 {
 		t.Errorf("status says users has %d lines, want 2: the line read before the outage stays consumed", got)
 	}
@@ -255,12 +255,12 @@ func (s *envtestSuite) servedOnRedis(t *testing.T, rs *redistest.Server, ts *tes
 	s.rollouts.in(t, ns)
 	s.create(t, configMap(ns, "users", map[string]string{"lines": content}))
 	opts = append([]specstest.Option{specstest.InNamespace(ns), specstest.WithRefresh(time.Second), specstest.WithConfigMapDataset("users", "users", "lines"), specstest.WithRedis(specstest.RedisAt(rs.Addr), 3)}, opts...)
-	sts := specstest.New("tables", opts...)
-	sts.UID = ""
+	tableServer := specstest.New("tables", opts...)
+	tableServer.UID = ""
 	s.endpoints.set(t, ns+"/tables", ts.url)
-	s.create(t, sts)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
-	return sts
+	s.create(t, tableServer)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	return tableServer
 }
 
 // redisStore is a table server's store on rs, with the key prefix every test server on rs shares.
@@ -291,8 +291,8 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 	b := startTableServerOn(t, redisStore(t, rs), "", nil) // another replica
 	a.loadDataset(t, "users", v1)                          // what the first pod's startup load did
 
-	sts := s.servedOnRedis(t, rs, a, v1, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
-	ns := sts.Namespace
+	tableServer := s.servedOnRedis(t, rs, a, v1, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
+	ns := tableServer.Namespace
 	if got := b.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE"); !strings.Contains(got, "u1") {
 		t.Fatalf("READ through the other replica = %q", got)
 	}
@@ -305,7 +305,7 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 		}
 		return nil
 	})
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
 	a.waitPolls(t, 3)
 	if n, m := a.loads.Load(), b.loads.Load(); n+m != 2 || m != 0 {
 		t.Errorf("LOAD calls: %d through the Service's replica, %d through the other; want the startup's and one for the change", n, m)
@@ -316,8 +316,8 @@ func TestReloadOnRedisReplacesTheSharedListOnce(t *testing.T) {
 // restart without persistence) stalls the resource with a message that says what happened
 // and how to load it again. TestAListRedisLostIsNotPushedAgain checks that no LOAD follows.
 func TestAListRedisLostIsReportedNotReloaded(t *testing.T) {
-	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"), specstest.WithRedis(specstest.RedisAt("r:6379"), 3))
-	st := computeStatus(sts, observe(sourceHash("users", "h1"), deployed(rolledOutNow, map[string]string{"users": "h1"}), answered()), metav1.Now())
+	tableServer := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"), specstest.WithRedis(specstest.RedisAt("r:6379"), 3))
+	st := computeStatus(tableServer, observe(sourceHash("users", "h1"), deployed(rolledOutNow, map[string]string{"users": "h1"}), answered()), metav1.Now())
 	c := meta.FindStatusCondition(st.Conditions, stsv1alpha1.ConditionStalled)
 	if c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonNotLoaded ||
 		!strings.Contains(c.Message, `"users": not in Redis`) || !strings.Contains(c.Message, stsv1alpha1.AnnotationRestartedAt) {
@@ -334,11 +334,11 @@ func TestAListRedisLostIsNotPushedAgain(t *testing.T) {
 	const v1 = "u1\nu2\nu3\n"
 	ts := startTableServerOn(t, redisStore(t, rs), "", nil)
 	ts.loadDataset(t, "users", v1) // what the pod's startup load did
-	sts := s.servedOnRedis(t, rs, ts, v1, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
+	tableServer := s.servedOnRedis(t, rs, ts, v1, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
 	if _, err := rs.Do("FLUSHALL"); err != nil {
 		t.Fatal(err)
 	}
-	s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonNotLoaded, "not in Redis", reconcileWait)
+	s.waitForMessage(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonNotLoaded, "not in Redis", reconcileWait)
 	ts.waitPolls(t, 3)
 	if n := ts.loads.Load(); n != 1 {
 		t.Errorf("%d LOAD calls, want the startup's only: the lost list was pushed again", n)

@@ -25,7 +25,7 @@ import (
 // EndpointResolver says where the operator reaches a resource's table servers.
 type EndpointResolver interface {
 	// BaseURL returns the base URL of the Service, such as http://name.namespace.svc:9191.
-	BaseURL(sts *stsv1alpha1.SimpleTableServer) string
+	BaseURL(tableServer *stsv1alpha1.SimpleTableServer) string
 	// PodURL returns the base URL of one table-server pod, such as http://10.244.0.7:9191.
 	PodURL(pod *corev1.Pod) string
 }
@@ -34,9 +34,9 @@ type EndpointResolver interface {
 // at its IP, which works when the operator runs in the cluster.
 type ServiceEndpoints struct{}
 
-// BaseURL returns specs.Endpoint(sts).
-func (ServiceEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string {
-	return specs.Endpoint(sts)
+// BaseURL returns specs.Endpoint(tableServer).
+func (ServiceEndpoints) BaseURL(tableServer *stsv1alpha1.SimpleTableServer) string {
+	return specs.Endpoint(tableServer)
 }
 
 // PodURL returns http://<pod IP>:9191.

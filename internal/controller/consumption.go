@@ -51,12 +51,12 @@ type reading struct {
 
 func newReadings() *readings { return &readings{last: map[types.NamespacedName]reading{}} }
 
-// measure records the lengths status reports as sts's reading at now, and returns what they say
+// measure records the lengths status reports as tableServer's reading at now, and returns what they say
 // against the previous reading of the same resource (its UID: a resource created again under
 // the same name starts over).
-func (rd *readings) measure(sts *stsv1alpha1.SimpleTableServer, status *protocol.Answer, now time.Time) consumption {
-	key := client.ObjectKeyFromObject(sts)
-	next := reading{uid: sts.UID, at: now, lengths: map[string]int64{}}
+func (rd *readings) measure(tableServer *stsv1alpha1.SimpleTableServer, status *protocol.Answer, now time.Time) consumption {
+	key := client.ObjectKeyFromObject(tableServer)
+	next := reading{uid: tableServer.UID, at: now, lengths: map[string]int64{}}
 	for _, l := range shownLists(status) {
 		next.lengths[l.Name] = l.Length
 	}
@@ -65,7 +65,7 @@ func (rd *readings) measure(sts *stsv1alpha1.SimpleTableServer, status *protocol
 	rd.last[key] = next
 	rd.mu.Unlock()
 	var c consumption
-	if !known || prev.uid != sts.UID {
+	if !known || prev.uid != tableServer.UID {
 		return c
 	}
 	gap := now.Sub(prev.at)
@@ -94,16 +94,16 @@ func (rd *readings) forget(key types.NamespacedName) {
 	delete(rd.last, key)
 }
 
-// measureConsumption reads how sts's lists are consumed from the server's STATUS of this
+// measureConsumption reads how tableServer's lists are consumed from the server's STATUS of this
 // reconcile, and records a Warning ListExhausted for each list that was consumed to its last
 // line since the previous poll: the event a test run that ran out of data wants to be told.
-func (r *SimpleTableServerReconciler) measureConsumption(sts *stsv1alpha1.SimpleTableServer, status *protocol.Answer) consumption {
+func (r *SimpleTableServerReconciler) measureConsumption(tableServer *stsv1alpha1.SimpleTableServer, status *protocol.Answer) consumption {
 	if status == nil {
 		return consumption{}
 	}
-	c := r.readings.measure(sts, status, time.Now())
+	c := r.readings.measure(tableServer, status, time.Now())
 	for _, name := range c.exhausted {
-		r.Recorder.Eventf(sts, nil, corev1.EventTypeWarning, "ListExhausted", "Consume",
+		r.Recorder.Eventf(tableServer, nil, corev1.EventTypeWarning, "ListExhausted", "Consume",
 			"List %q is empty: its lines were consumed since the previous reading", name)
 	}
 	return c

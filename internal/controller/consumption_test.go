@@ -66,7 +66,7 @@ func TestWithConsumption(t *testing.T) {
 }
 
 func TestReadingsMeasure(t *testing.T) {
-	sts := &stsv1alpha1.SimpleTableServer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", UID: "u1"}}
+	tableServer := &stsv1alpha1.SimpleTableServer{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "t", UID: "u1"}}
 	status := func(lengths ...int64) *protocol.Answer {
 		var a protocol.Answer
 		for i, n := range lengths {
@@ -76,17 +76,17 @@ func TestReadingsMeasure(t *testing.T) {
 	}
 	rd := newReadings()
 	now := time.Now()
-	if c := rd.measure(sts, status(100, 5, 7), now); c.rates != nil || c.exhausted != nil {
+	if c := rd.measure(tableServer, status(100, 5, 7), now); c.rates != nil || c.exhausted != nil {
 		t.Errorf("first reading: %+v, want nothing to compare with", c)
 	}
-	c := rd.measure(sts, status(80, 0, 9, 4), now.Add(10*time.Second))
+	c := rd.measure(tableServer, status(80, 0, 9, 4), now.Add(10*time.Second))
 	if want := map[string]float64{"0": 2, "1": 0.5, "2": -0.2}; !mapsEqual(c.rates, want) || !slices.Equal(c.exhausted, []string{"1"}) {
 		t.Errorf("second reading: %+v, want rates %v and list 1 exhausted", c, want)
 	}
-	if c := rd.measure(sts, status(70, 0, 9, 4), now.Add(10*time.Second+time.Millisecond)); c.rates != nil || c.exhausted != nil {
+	if c := rd.measure(tableServer, status(70, 0, 9, 4), now.Add(10*time.Second+time.Millisecond)); c.rates != nil || c.exhausted != nil {
 		t.Errorf("a reading a millisecond later: %+v, want no rate and no list exhausted again", c)
 	}
-	again := sts.DeepCopy()
+	again := tableServer.DeepCopy()
 	again.UID = "u2"
 	if c := rd.measure(again, status(1, 0), now.Add(time.Minute)); c.rates != nil {
 		t.Errorf("a resource created again under the name: %+v, want a fresh start", c)
@@ -114,7 +114,7 @@ func mapsEqual(a, b map[string]float64) bool {
 // is a Warning ListExhausted.
 func TestConsumptionRateTimeToEmptyAndExhaustion(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
 	const lines = 100000
 	many := make([]string, lines)
 	for i := range many {
@@ -128,7 +128,7 @@ func TestConsumptionRateTimeToEmptyAndExhaustion(t *testing.T) {
 	}
 
 	// Steady: once the status shows the lists, nothing is written.
-	cur := sts.DeepCopy()
+	cur := tableServer.DeepCopy()
 	eventually(t, reconcileWait, func() error {
 		s.get(t, cur)
 		if listLength(cur, "orders") != lines {
@@ -139,9 +139,9 @@ func TestConsumptionRateTimeToEmptyAndExhaustion(t *testing.T) {
 	// A reconcile has ended when the next one asks for STATUS: two polls, and the one that
 	// showed the lists has written what it had to.
 	ts.waitPolls(t, 2)
-	writes := s.writes.in(sts.Namespace)
+	writes := s.writes.in(tableServer.Namespace)
 	ts.waitPolls(t, 3)
-	if w := s.writes.in(sts.Namespace) - writes; w != 0 {
+	if w := s.writes.in(tableServer.Namespace) - writes; w != 0 {
 		t.Errorf("%d writes in three polls of steady lists", w)
 	}
 
@@ -191,10 +191,10 @@ func TestConsumptionRateTimeToEmptyAndExhaustion(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, reconcileWait, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, "ListExhausted", `"few"`)
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, "ListExhausted", `"few"`)
 	})
 	count := func() (n int) {
-		_ = s.forEachEvent(sts, func(_, reason, _ string) {
+		_ = s.forEachEvent(tableServer, func(_, reason, _ string) {
 			if reason == "ListExhausted" {
 				n++
 			}

@@ -46,13 +46,13 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 	ns := s.newNamespace(t)
 	s.create(t, configMap(ns, "logins", map[string]string{"users": "u1\nu2\n"}))
 	s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "payment"}, Data: map[string][]byte{"cards": []byte("c1\n")}})
-	sts := specstest.New("logins", specstest.InNamespace(ns),
+	tableServer := specstest.New("logins", specstest.InNamespace(ns),
 		specstest.WithConfigMapDataset("users.csv", "logins", "users"),
 		specstest.WithSecretDataset("cards.csv", "payment", "cards"),
 		specstest.WithClaimDataset("big.csv", "archive", "perf/big.csv", ""),
 		specstest.WithStorageSize("2Gi", nil))
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer.UID = ""
+	s.create(t, tableServer)
 
 	var d appsv1.Deployment
 	var svc corev1.Service
@@ -69,9 +69,9 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 		}
 		return nil
 	})
-	s.get(t, sts)
+	s.get(t, tableServer)
 	for _, obj := range []client.Object{&d, &svc, &pvc} {
-		specstest.AssertOwnedBy(t, obj.GetOwnerReferences(), sts)
+		specstest.AssertOwnedBy(t, obj.GetOwnerReferences(), tableServer)
 	}
 	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("Deployment: replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
@@ -97,10 +97,10 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 		t.Errorf("claim requests %s", got.String())
 	}
 	for _, want := range []string{"Deployment logins", "Service logins", "PersistentVolumeClaim logins-data"} {
-		eventually(t, 10*time.Second, func() error { return s.findEventNote(sts, corev1.EventTypeNormal, "Created", want) })
+		eventually(t, 10*time.Second, func() error { return s.findEventNote(tableServer, corev1.EventTypeNormal, "Created", want) })
 	}
 	// No Deployment controller has reported on the pod yet.
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReconciling, metav1.ConditionTrue, stsv1alpha1.ReasonRollingOut, reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReconciling, metav1.ConditionTrue, stsv1alpha1.ReasonRollingOut, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonRollingOut {
 		t.Errorf("Ready = %+v", c)
 	}
@@ -113,11 +113,11 @@ func TestCreateMakesTheDeploymentServiceAndClaim(t *testing.T) {
 	}
 }
 
-// findEventNote returns nil when an event about sts with the reason has a note containing part.
-func (s *envtestSuite) findEventNote(sts *stsv1alpha1.SimpleTableServer, eventType, reason, part string) error {
+// findEventNote returns nil when an event about tableServer with the reason has a note containing part.
+func (s *envtestSuite) findEventNote(tableServer *stsv1alpha1.SimpleTableServer, eventType, reason, part string) error {
 	note := ""
 	var events []string
-	err := s.forEachEvent(sts, func(typ, r, n string) {
+	err := s.forEachEvent(tableServer, func(typ, r, n string) {
 		events = append(events, r+": "+n)
 		if typ == eventType && r == reason && strings.Contains(n, part) {
 			note = n
@@ -135,18 +135,18 @@ func (s *envtestSuite) findEventNote(sts *stsv1alpha1.SimpleTableServer, eventTy
 func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
-	sts := specstest.New("logins", specstest.InNamespace(ns), specstest.WithConfigMapDataset("users", "logins", "users"))
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer := specstest.New("logins", specstest.InNamespace(ns), specstest.WithConfigMapDataset("users", "logins", "users"))
+	tableServer.UID = ""
+	s.create(t, tableServer)
 
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, reconcileWait)
 	for _, typ := range []string{stsv1alpha1.ConditionReady, stsv1alpha1.ConditionDatasetsLoaded, stsv1alpha1.ConditionDatasetsInSync} {
 		if c := meta.FindStatusCondition(cur.Status.Conditions, typ); c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonSourceMissing {
 			t.Errorf("%s = %+v", typ, c)
 		}
 	}
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, `ConfigMap "logins" (dataset "users")`)
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, `ConfigMap "logins" (dataset "users")`)
 	})
 	var d appsv1.Deployment
 	if err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "logins"}, &d); !apierrors.IsNotFound(err) {
@@ -157,7 +157,7 @@ func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
 	cm := configMap(ns, "logins", map[string]string{"other": "x"})
 	s.create(t, cm)
 	eventually(t, reconcileWait, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, `key "users" of ConfigMap "logins"`)
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceMissing, `key "users" of ConfigMap "logins"`)
 	})
 
 	cm.Data["users"] = "u1\nu2\n"
@@ -167,15 +167,15 @@ func TestMissingConfigMapIsReportedAndHealsWhenCreated(t *testing.T) {
 	eventually(t, reconcileWait, func() error {
 		return s.k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "logins"}, &d)
 	})
-	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionReconciling, metav1.ConditionTrue, stsv1alpha1.ReasonRollingOut, reconcileWait)
+	cur = s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReconciling, metav1.ConditionTrue, stsv1alpha1.ReasonRollingOut, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); c.Status != metav1.ConditionFalse {
 		t.Errorf("still stalled after healing: %+v", c)
 	}
 }
 
-// servedSTS creates a resource whose datasets are ConfigMaps, a table server holding the
+// servedTableServer creates a resource whose datasets are ConfigMaps, a table server holding the
 // lists as the pod would have loaded them, and waits until the resource reports it Ready.
-func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string]string, opts ...specstest.Option) (*stsv1alpha1.SimpleTableServer, *testTableServer) {
+func (s *envtestSuite) servedTableServer(t *testing.T, token string, datasets map[string]string, opts ...specstest.Option) (*stsv1alpha1.SimpleTableServer, *testTableServer) {
 	t.Helper()
 	ns := s.newNamespace(t)
 	lists := map[string][]string{}
@@ -190,15 +190,15 @@ func (s *envtestSuite) servedSTS(t *testing.T, token string, datasets map[string
 		opts = append(opts, specstest.WithAuthToken("token", "token"))
 	}
 	ts := startTableServer(t, token, lists, loadsFrom(t, datasets))
-	sts := specstest.New("tables", opts...)
-	sts.UID = ""
+	tableServer := specstest.New("tables", opts...)
+	tableServer.UID = ""
 	s.endpoints.set(t, ns+"/tables", ts.url)
 	s.rollouts.in(t, ns)
-	s.create(t, sts)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, reconcileWait)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
-	return sts, ts
+	s.create(t, tableServer)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsLoaded, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, reconcileWait)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	return tableServer, ts
 }
 
 // loadsFrom writes each dataset's content into a file and names it as the server's startup
@@ -234,12 +234,12 @@ func (s *envtestSuite) updateConfigMap(t *testing.T, ns, name, content string) {
 
 func TestChangedConfigMapWithKeepPolicyReportsDriftOnly(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"})
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\nu3\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, d)
 
-	s.updateConfigMap(t, sts.Namespace, "users", "new1\nnew2\n")
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
+	s.updateConfigMap(t, tableServer.Namespace, "users", "new1\nnew2\n")
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionDatasetsInSync); !strings.Contains(c.Message, `"users"`) {
 		t.Errorf("the drift message does not name the dataset: %q", c.Message)
 	}
@@ -256,7 +256,7 @@ func TestChangedConfigMapWithKeepPolicyReportsDriftOnly(t *testing.T) {
 		t.Errorf("kstatus = %s (%s) under drift, want Current", res.Status, res.Message)
 	}
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeNormal, stsv1alpha1.ReasonSourceChanged, `"users"`)
+		return s.findEventNote(tableServer, corev1.EventTypeNormal, stsv1alpha1.ReasonSourceChanged, `"users"`)
 	})
 	after := d.DeepCopy()
 	s.get(t, after)
@@ -270,15 +270,15 @@ func TestChangedConfigMapWithKeepPolicyReportsDriftOnly(t *testing.T) {
 
 func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n", "cards": "c1\nc2\n"},
+	tableServer, ts := s.servedTableServer(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n", "cards": "c1\nc2\n"},
 		specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
 	ts.call(t, "/sts/ADD?FILENAME=cards&LINE=c3&ADD_MODE=LAST&TOKEN=s3cret") // a client's change the reload must keep
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, d)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
-	notReady := s.watchCondition(t, sts, stsv1alpha1.ConditionReady)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	notReady := s.watchCondition(t, tableServer, stsv1alpha1.ConditionReady)
 
-	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\nn3\nn4\nn5\n")
+	s.updateConfigMap(t, tableServer.Namespace, "users", "n1\nn2\nn3\nn4\nn5\n")
 	eventually(t, reconcileWait, func() error {
 		if n := ts.length("users"); n != 5 {
 			return fmt.Errorf("users has %d lines, want the 5 of the new ConfigMap", n)
@@ -291,9 +291,9 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	if lines, _ := ts.store.Lines(context.Background(), "cards"); !reflect.DeepEqual(lines, []string{"c1", "c2", "c3"}) {
 		t.Errorf("cards, whose source did not change, = %q", lines)
 	}
-	eventually(t, 10*time.Second, func() error { return s.findEventNote(sts, corev1.EventTypeNormal, "Reloaded", `"users"`) })
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	eventually(t, 10*time.Second, func() error { return s.findEventNote(tableServer, corev1.EventTypeNormal, "Reloaded", `"users"`) })
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 	eventually(t, reconcileWait, func() error {
 		s.get(t, cur)
 		if got := listLength(cur, "users"); got != 5 {
@@ -329,17 +329,17 @@ func TestChangedConfigMapWithReloadPolicyReplacesOnlyThatList(t *testing.T) {
 	})
 }
 
-// watchCondition reads sts every 10ms until the returned function is called, which returns the
+// watchCondition reads tableServer every 10ms until the returned function is called, which returns the
 // first condition of type typ seen that was not True ("" when none was).
-func (s *envtestSuite) watchCondition(t *testing.T, sts *stsv1alpha1.SimpleTableServer, typ string) func() string {
+func (s *envtestSuite) watchCondition(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, typ string) func() string {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	seen := make(chan string, 1)
 	go func() {
 		defer close(seen)
-		cur := sts.DeepCopy()
+		cur := tableServer.DeepCopy()
 		for ctx.Err() == nil {
-			if err := s.k8s.Get(ctx, client.ObjectKeyFromObject(sts), cur); err == nil {
+			if err := s.k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), cur); err == nil {
 				if c := meta.FindStatusCondition(cur.Status.Conditions, typ); c != nil && c.Status != metav1.ConditionTrue {
 					seen <- fmt.Sprintf("%s/%s: %s", c.Status, c.Reason, c.Message)
 					return
@@ -354,8 +354,8 @@ func (s *envtestSuite) watchCondition(t *testing.T, sts *stsv1alpha1.SimpleTable
 	}
 }
 
-func listLength(sts *stsv1alpha1.SimpleTableServer, name string) int64 {
-	for _, l := range sts.Status.Lists {
+func listLength(tableServer *stsv1alpha1.SimpleTableServer, name string) int64 {
+	for _, l := range tableServer.Status.Lists {
 		if l.Name == name {
 			return l.Length
 		}
@@ -366,8 +366,8 @@ func listLength(sts *stsv1alpha1.SimpleTableServer, name string) int64 {
 func TestStatusFollowsTheServerAndTheGeneration(t *testing.T) {
 	s := requireEnvtest(t)
 	const interval = time.Second
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\nu4\nu5\n"})
-	cur := sts.DeepCopy()
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\nu3\nu4\nu5\n"})
+	cur := tableServer.DeepCopy()
 	eventually(t, reconcileWait, func() error {
 		s.get(t, cur)
 		if listLength(cur, "users") != 5 || cur.Status.TotalLines != 5 || cur.Status.ListCount != 1 || cur.Status.LastStatusTime == nil {
@@ -395,7 +395,7 @@ func TestStatusFollowsTheServerAndTheGeneration(t *testing.T) {
 	// kstatus: a new generation is not Current until observedGeneration and Ready's
 	// observedGeneration catch up with it, and Ready is True.
 	s.update(t, cur, func(cur *stsv1alpha1.SimpleTableServer) { cur.Spec.PodAnnotations = map[string]string{"team": "perf"} })
-	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	cur = s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 	if cur.Generation != 2 || cur.Status.ObservedGeneration != 2 {
 		t.Errorf("generation %d, observedGeneration %d", cur.Generation, cur.Status.ObservedGeneration)
 	}
@@ -403,8 +403,8 @@ func TestStatusFollowsTheServerAndTheGeneration(t *testing.T) {
 
 func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
 	s := requireEnvtest(t)
-	// servedSTS has the pod available, so silence means trouble.
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	// servedTableServer has the pod available, so silence means trouble.
+	tableServer, _ := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
 	// The pod's address now answers like a broken proxy.
 	var attempts atomic.Int64
 	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -412,9 +412,9 @@ func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
 		http.Error(w, "<html>Bad Gateway</html>", http.StatusBadGateway)
 	}))
 	t.Cleanup(broken.Close)
-	s.endpoints.set(t, sts.Namespace+"/"+sts.Name, broken.URL)
+	s.endpoints.set(t, tableServer.Namespace+"/"+tableServer.Name, broken.URL)
 
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonUnreachable, reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionFalse, stsv1alpha1.ReasonUnreachable, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReconciling); c.Status != metav1.ConditionTrue || c.Reason != stsv1alpha1.ReasonUnreachable {
 		t.Errorf("Reconciling = %+v", c)
 	}
@@ -422,18 +422,18 @@ func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
 		t.Errorf("the last reading was dropped: %+v", cur.Status.Lists)
 	}
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonUnreachable, "HTTP 502")
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonUnreachable, "HTTP 502")
 	})
 
 	// While it stays so: one attempt per refresh interval (1s), and nothing written. Three
 	// attempts cannot come in less than two intervals; a loaded machine only spaces them more.
-	before, tries, start := s.writes.in(sts.Namespace), attempts.Load(), time.Now()
+	before, tries, start := s.writes.in(tableServer.Namespace), attempts.Load(), time.Now()
 	s.get(t, cur)
 	testutil.Until(t, 3*reconcileWait, 10*time.Millisecond, "three more attempts", func() bool { return attempts.Load() >= tries+3 })
 	took := time.Since(start)
 	after := cur.DeepCopy()
 	s.get(t, after)
-	if w := s.writes.in(sts.Namespace) - before; w != 0 || after.ResourceVersion != cur.ResourceVersion {
+	if w := s.writes.in(tableServer.Namespace) - before; w != 0 || after.ResourceVersion != cur.ResourceVersion {
 		t.Errorf("%d writes while nothing changed (resourceVersion %s -> %s)", w, cur.ResourceVersion, after.ResourceVersion)
 	}
 	if took < 2*time.Second {
@@ -443,9 +443,9 @@ func TestUnreachableServerIsAConditionNotAHotLoop(t *testing.T) {
 
 func TestSecondReconcileWritesNothing(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\n"}, specstest.WithStorageSize("1Gi", nil))
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\n"}, specstest.WithStorageSize("1Gi", nil))
 	eventually(t, reconcileWait, func() error {
-		cur := sts.DeepCopy()
+		cur := tableServer.DeepCopy()
 		s.get(t, cur)
 		if listLength(cur, "users") != 2 {
 			return fmt.Errorf("status.lists %+v", cur.Status.Lists)
@@ -454,10 +454,10 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 	})
 	objects := func() []client.Object {
 		return []client.Object{
-			&stsv1alpha1.SimpleTableServer{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}},
-			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}},
-			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}},
-			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name + "-data"}},
+			&stsv1alpha1.SimpleTableServer{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}},
+			&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}},
+			&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}},
+			&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name + "-data"}},
 		}
 	}
 	versions := func() []string {
@@ -483,9 +483,9 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 		}
 		return nil
 	})
-	writes := s.writes.in(sts.Namespace)
+	writes := s.writes.in(tableServer.Namespace)
 	for range 2 {
-		res, err := s.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)})
+		res, err := s.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tableServer)})
 		if err != nil || res.RequeueAfter != time.Second {
 			t.Fatalf("Reconcile = %+v, %v", res, err)
 		}
@@ -494,7 +494,7 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 	if after := versions(); !reflect.DeepEqual(before, after) {
 		t.Errorf("resourceVersions changed from %v to %v", before, after)
 	}
-	if w := s.writes.in(sts.Namespace) - writes; w != 0 {
+	if w := s.writes.in(tableServer.Namespace) - writes; w != 0 {
 		t.Errorf("%d API writes by unchanged reconciles", w)
 	}
 }
@@ -505,15 +505,15 @@ func TestSecondReconcileWritesNothing(t *testing.T) {
 // list loaded.
 func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
-	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\n")
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
+	s.updateConfigMap(t, tableServer.Namespace, "users", "n1\nn2\n")
 	eventually(t, reconcileWait, func() error {
 		if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"n1", "n2"}) {
 			return fmt.Errorf("users = %q", lines)
 		}
 		return nil
 	})
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
 
 	// The restarted server's startup load, of the old file: its digest is reported as a
 	// startup load's is.
@@ -527,7 +527,7 @@ func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 	if n := ts.loads.Load(); n != 3 { // the reload, the restart's load, the repair
 		t.Errorf("%d LOAD calls, want 3", n)
 	}
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
 }
 
 // A rotated auth token restarts nothing: the pod template stays, and while the server still has
@@ -535,14 +535,14 @@ func TestReloadRepairsAServerThatLoadedAnOlderVersion(t *testing.T) {
 // on reading its STATUS with the old one; once the server has the new token, with the new one.
 func TestRotatedAuthTokenKeepsThePodAndTheStatus(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n"})
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	tableServer, ts := s.servedTableServer(t, "s3cret", map[string]string{"users": "u1\nu2\nu3\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, d)
-	notReady := s.watchCondition(t, sts, stsv1alpha1.ConditionReady)
+	notReady := s.watchCondition(t, tableServer, stsv1alpha1.ConditionReady)
 	followsLength := func(want int64) {
 		t.Helper()
 		eventually(t, reconcileWait, func() error {
-			cur := sts.DeepCopy()
+			cur := tableServer.DeepCopy()
 			s.get(t, cur)
 			if got := listLength(cur, "users"); got != want {
 				return fmt.Errorf("status.lists says users has %d lines, want %d", got, want)
@@ -551,7 +551,7 @@ func TestRotatedAuthTokenKeepsThePodAndTheStatus(t *testing.T) {
 		})
 	}
 
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: "token"}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: "token"}}
 	s.get(t, secret)
 	secret.Data["token"] = []byte("n3w\n") // a file's trailing newline, as kubectl create --from-file leaves it
 	if err := s.k8s.Update(context.Background(), secret); err != nil {
@@ -589,12 +589,12 @@ func (s *envtestSuite) requirePodKept(t *testing.T, d *appsv1.Deployment, cause 
 // dataset again under Reload, which would hand out the lines consumed in between again.
 func TestRecordFollowsWhatTheServerLoaded(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"})
-	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\nn3\n")
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\nu3\n"})
+	s.updateConfigMap(t, tableServer.Namespace, "users", "n1\nn2\nn3\n")
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
 	ts.loadDataset(t, "users", "n1\nn2\nn3\n") // a restart that loaded the refreshed mounted file
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, reconcileWait)
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	eventually(t, reconcileWait, func() error {
 		s.get(t, d)
 		if got, want := loadedHashes(d)["users"], specs.Hash([]byte("n1\nn2\nn3\n")); got != want {
@@ -627,16 +627,16 @@ func TestRecordFollowsWhatTheServerLoaded(t *testing.T) {
 // server would refuse to start on it, so the resource stalls and its pod is left as it is.
 func TestEmptiedTokenStalls(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "s3cret", map[string]string{"users": "u1\n"})
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	tableServer, _ := s.servedTableServer(t, "s3cret", map[string]string{"users": "u1\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, d)
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: "token"}}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: "token"}}
 	s.get(t, secret)
 	secret.Data["token"] = []byte(" \n")
 	if err := s.k8s.Update(context.Background(), secret); err != nil {
 		t.Fatal(err)
 	}
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceMissing, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); !strings.Contains(c.Message, "which is empty") {
 		t.Errorf("Stalled says %q, not that the token is empty", c.Message)
 	}
@@ -657,15 +657,15 @@ func (c deploymentPatchesRefused) Patch(ctx context.Context, obj client.Object, 
 // no failed reload (under Keep nothing is reloaded at all), so it must not be reported as one.
 func TestRecordFailureIsNoReloadFailure(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
-	before := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
+	before := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, before)
 	ts.loadDataset(t, "users", "n1\n") // the server now says it holds content the record does not
 
 	refusing := *s.reconciler
 	stale := staleDeployment{Client: s.reconciler.Client, d: before}
 	refusing.Client, refusing.APIReader = deploymentPatchesRefused{stale}, stale
-	cur := sts.DeepCopy()
+	cur := tableServer.DeepCopy()
 	s.get(t, cur)
 	src, err := refusing.resolveSources(context.Background(), cur)
 	if err != nil {
@@ -680,8 +680,8 @@ func TestRecordFailureIsNoReloadFailure(t *testing.T) {
 // INITFILE is: no drift is reported and Reload does not overwrite it.
 func TestClientLoadIsNotDrift(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
-	notInSync := s.watchCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync)
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
+	notInSync := s.watchCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync)
 	resp, err := http.Post(ts.url+"/sts/LOAD?FILENAME=users", "text/plain", strings.NewReader("fresh1\nfresh2\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -716,12 +716,12 @@ func (c staleDeployment) Get(ctx context.Context, key client.ObjectKey, obj clie
 // first out again.
 func TestReloadIsNotRepeatedFromAStaleCache(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
-	before := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\nu3\n"}, specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload))
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	before := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, before)
 
-	s.updateConfigMap(t, sts.Namespace, "users", "n1\nn2\n")
+	s.updateConfigMap(t, tableServer.Namespace, "users", "n1\nn2\n")
 	eventually(t, reconcileWait, func() error {
 		after := &appsv1.Deployment{}
 		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(before), after); err != nil {
@@ -739,7 +739,7 @@ func TestReloadIsNotRepeatedFromAStaleCache(t *testing.T) {
 
 	lagging := *s.reconciler
 	lagging.Client = staleDeployment{Client: s.reconciler.Client, d: before}
-	if _, err := lagging.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)}); err != nil {
+	if _, err := lagging.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tableServer)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := ts.loads.Load(); n != 1 {
@@ -757,9 +757,9 @@ func TestInvalidResourcesAreRejected(t *testing.T) {
 		return stsv1alpha1.Dataset{Name: name, ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}}
 	}
 	many := func(n int) specstest.Option {
-		return func(sts *stsv1alpha1.SimpleTableServer) {
+		return func(tableServer *stsv1alpha1.SimpleTableServer) {
 			for i := range n {
-				sts.Spec.Datasets = append(sts.Spec.Datasets, cm(fmt.Sprintf("d%d", i)))
+				tableServer.Spec.Datasets = append(tableServer.Spec.Datasets, cm(fmt.Sprintf("d%d", i)))
 			}
 		}
 	}
@@ -844,11 +844,11 @@ func TestInvalidResourcesAreRejected(t *testing.T) {
 			if tc.name != "" {
 				objName = tc.name
 			}
-			sts := specstest.New(objName, append([]specstest.Option{specstest.InNamespace(ns)}, tc.opts...)...)
-			sts.UID = ""
-			err := s.k8s.Create(context.Background(), sts)
+			tableServer := specstest.New(objName, append([]specstest.Option{specstest.InNamespace(ns)}, tc.opts...)...)
+			tableServer.UID = ""
+			err := s.k8s.Create(context.Background(), tableServer)
 			if err == nil {
-				_ = s.k8s.Delete(context.Background(), sts)
+				_ = s.k8s.Delete(context.Background(), tableServer)
 				t.Fatalf("accepted; want a rejection mentioning %q", tc.want)
 			}
 			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
@@ -889,23 +889,23 @@ func TestStorageIsImmutable(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			i++
-			sts := specstest.New(fmt.Sprintf("immutable%d", i), append([]specstest.Option{specstest.InNamespace(ns)}, tc.opts...)...)
-			sts.UID = ""
-			s.create(t, sts)
-			tc.change(sts)
-			err := s.k8s.Update(context.Background(), sts)
+			tableServer := specstest.New(fmt.Sprintf("immutable%d", i), append([]specstest.Option{specstest.InNamespace(ns)}, tc.opts...)...)
+			tableServer.UID = ""
+			s.create(t, tableServer)
+			tc.change(tableServer)
+			err := s.k8s.Update(context.Background(), tableServer)
 			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("update error %v\nwant an Invalid error mentioning %q", err, tc.want)
 			}
 		})
 	}
 	// Everything else may change.
-	sts := specstest.New("mutable", specstest.InNamespace(ns), specstest.WithStorageSize("1Gi", nil))
-	sts.UID = ""
-	s.create(t, sts)
-	sts.Spec.Datasets = []stsv1alpha1.Dataset{{Name: "a", ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}}}
-	sts.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
-	if err := s.k8s.Update(context.Background(), sts); err != nil {
+	tableServer := specstest.New("mutable", specstest.InNamespace(ns), specstest.WithStorageSize("1Gi", nil))
+	tableServer.UID = ""
+	s.create(t, tableServer)
+	tableServer.Spec.Datasets = []stsv1alpha1.Dataset{{Name: "a", ConfigMap: &stsv1alpha1.KeySelector{Name: "cm", Key: "k"}}}
+	tableServer.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
+	if err := s.k8s.Update(context.Background(), tableServer); err != nil {
 		t.Errorf("a change that keeps storage was refused: %v", err)
 	}
 	// A Redis backend may move to another Redis, and scale.
@@ -927,16 +927,16 @@ func TestAnObjectOfAnotherOwnerIsNotTakenOver(t *testing.T) {
 		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 	}
 	s.create(t, theirs)
-	sts := specstest.New("taken", specstest.InNamespace(ns))
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer := specstest.New("taken", specstest.InNamespace(ns))
+	tableServer.UID = ""
+	s.create(t, tableServer)
 
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonApplyFailed, reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonApplyFailed, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); !strings.Contains(c.Message, `Service "taken" exists and is not managed by this SimpleTableServer`) {
 		t.Errorf("Stalled message %q does not say what to fix", c.Message)
 	}
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonApplyFailed, `Service "taken"`)
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonApplyFailed, `Service "taken"`)
 	})
 	s.get(t, theirs)
 	if len(theirs.OwnerReferences) != 0 || theirs.Spec.Ports[0].Port != 80 {
@@ -946,10 +946,10 @@ func TestAnObjectOfAnotherOwnerIsNotTakenOver(t *testing.T) {
 
 func TestServiceAnnotationRemovedFromTheSpecLeavesTheService(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"}, func(sts *stsv1alpha1.SimpleTableServer) {
-		sts.Spec.Service.Annotations = map[string]string{"lb": "internal", "team": "perf"}
+	tableServer, _ := s.servedTableServer(t, "", map[string]string{"users": "u1\n"}, func(tableServer *stsv1alpha1.SimpleTableServer) {
+		tableServer.Spec.Service.Annotations = map[string]string{"lb": "internal", "team": "perf"}
 	})
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, svc)
 	// Another controller annotates the Service too.
 	svc.Annotations["cloud.example/id"] = "lb-1"
@@ -957,7 +957,7 @@ func TestServiceAnnotationRemovedFromTheSpecLeavesTheService(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s.update(t, sts.DeepCopy(), func(cur *stsv1alpha1.SimpleTableServer) {
+	s.update(t, tableServer.DeepCopy(), func(cur *stsv1alpha1.SimpleTableServer) {
 		cur.Spec.Service.Annotations = map[string]string{"lb": "public"}
 	})
 	eventually(t, reconcileWait, func() error {
@@ -972,18 +972,18 @@ func TestServiceAnnotationRemovedFromTheSpecLeavesTheService(t *testing.T) {
 
 func TestASpecTheServerCannotRunStallsWithoutTouchingThePod(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+	tableServer, _ := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 	s.get(t, d)
 
 	// Names the schema accepts but the server does not know.
-	cur := sts.DeepCopy()
+	cur := tableServer.DeepCopy()
 	s.update(t, cur, func(cur *stsv1alpha1.SimpleTableServer) {
 		cur.Spec.Server.Charsets.Read = "UTF-9"
 		cur.Spec.Datasets = append(cur.Spec.Datasets, stsv1alpha1.Dataset{Name: "orders",
 			PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: "orders-(.csv"}})
 	})
-	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, reconcileWait)
+	cur = s.waitForCondition(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonInvalidSpec, reconcileWait)
 	c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled)
 	for _, part := range []string{`spec.server.charsets.read: unknown charset "UTF-9"`, `spec.datasets[1].persistentVolumeClaim.match "orders-(.csv"`} {
 		if !strings.Contains(c.Message, part) {
@@ -994,7 +994,7 @@ func TestASpecTheServerCannotRunStallsWithoutTouchingThePod(t *testing.T) {
 		t.Errorf("kstatus %s, want Failed", res.Status)
 	}
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonInvalidSpec, "UTF-9")
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonInvalidSpec, "UTF-9")
 	})
 	after := d.DeepCopy()
 	s.get(t, after)
@@ -1015,14 +1015,14 @@ func TestAReloadTheServerRefusesStallsAndKeepsTheList(t *testing.T) {
 	ts := startTableServer(t, "", map[string][]string{"users": {"u1", "u2"}}, func(c *stsserver.Config) { c.MaxBodyBytes = 16 })
 	s.endpoints.set(t, ns+"/tables", ts.url)
 	s.rollouts.in(t, ns)
-	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRefresh(time.Second), specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload),
+	tableServer := specstest.New("tables", specstest.InNamespace(ns), specstest.WithRefresh(time.Second), specstest.WithPolicy(stsv1alpha1.DatasetUpdateReload),
 		specstest.WithConfigMapDataset("users", "users", "lines"))
-	sts.UID = ""
-	s.create(t, sts)
-	s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	tableServer.UID = ""
+	s.create(t, tableServer)
+	s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 
 	s.updateConfigMap(t, ns, "users", strings.Repeat("a-much-longer-line\n", 4))
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonReloadFailed, reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonReloadFailed, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionStalled); !strings.Contains(c.Message, "HTTP 413") {
 		t.Errorf("Stalled message %q does not give the server's answer", c.Message)
 	}
@@ -1038,7 +1038,7 @@ func TestAReloadTheServerRefusesStallsAndKeepsTheList(t *testing.T) {
 		t.Errorf("kstatus %s, want Failed", res.Status)
 	}
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonReloadFailed, "HTTP 413")
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonReloadFailed, "HTTP 413")
 	})
 	if lines, _ := ts.store.Lines(context.Background(), "users"); !reflect.DeepEqual(lines, []string{"u1", "u2"}) {
 		t.Errorf("users = %q after a refused reload", lines)

@@ -31,9 +31,9 @@ func TestHandEditsAreReverted(t *testing.T) {
 	ns := s.newNamespace(t)
 	s.rollouts.in(t, ns)
 	s.create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"}, Data: map[string][]byte{"token": []byte("s3cret")}})
-	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithAuthToken("token", "token"))
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer := specstest.New("tables", specstest.InNamespace(ns), specstest.WithAuthToken("token", "token"))
+	tableServer.UID = ""
+	s.create(t, tableServer)
 	key := client.ObjectKey{Namespace: ns, Name: "tables"}
 
 	svc := &corev1.Service{}
@@ -49,7 +49,7 @@ func TestHandEditsAreReverted(t *testing.T) {
 		if err := s.k8s.Get(context.Background(), key, svc); err != nil {
 			return err
 		}
-		if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ExternalName != "" || !maps.Equal(svc.Spec.Selector, specs.SelectorLabels(sts)) ||
+		if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.ExternalName != "" || !maps.Equal(svc.Spec.Selector, specs.SelectorLabels(tableServer)) ||
 			len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != specs.ServerPort {
 			return fmt.Errorf("the Service is still %+v", svc.Spec)
 		}
@@ -78,7 +78,7 @@ func TestHandEditsAreReverted(t *testing.T) {
 		return nil
 	})
 	eventually(t, reconcileWait, func() error {
-		return s.findEventNote(sts, corev1.EventTypeNormal, "Updated", "Deployment tables")
+		return s.findEventNote(tableServer, corev1.EventTypeNormal, "Updated", "Deployment tables")
 	})
 }
 
@@ -87,17 +87,17 @@ func TestHandEditsAreReverted(t *testing.T) {
 // status that says nothing happened, and Ready keeps what it knew: the server still serves.
 func TestUnreadableSourceIsACondition(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\n"})
-	s.reconciler.APIReader.(*countingReader).failIn(t, sts.Namespace,
+	tableServer, _ := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\n"})
+	s.reconciler.APIReader.(*countingReader).failIn(t, tableServer.Namespace,
 		apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "users", errors.New("RBAC: access denied")))
-	s.updateConfigMap(t, sts.Namespace, "users", "n1\n")
-	cur := s.waitForMessage(t, sts, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceUnreadable,
+	s.updateConfigMap(t, tableServer.Namespace, "users", "n1\n")
+	cur := s.waitForMessage(t, tableServer, stsv1alpha1.ConditionStalled, metav1.ConditionTrue, stsv1alpha1.ReasonSourceUnreadable,
 		`while getting ConfigMap "users"`, reconcileWait)
 	if c := meta.FindStatusCondition(cur.Status.Conditions, stsv1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready %+v: the server still serves", c)
 	}
 	eventually(t, reconcileWait, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceUnreadable, "grant the operator")
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonSourceUnreadable, "grant the operator")
 	})
 }
 
@@ -106,16 +106,16 @@ func TestUnreadableSourceIsACondition(t *testing.T) {
 func TestNetworkPolicyFollowsTheSpec(t *testing.T) {
 	s := requireEnvtest(t)
 	ns := s.newNamespace(t)
-	sts := specstest.New("tables", specstest.InNamespace(ns), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} })
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer := specstest.New("tables", specstest.InNamespace(ns), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} })
+	tableServer.UID = ""
+	s.create(t, tableServer)
 	key := client.ObjectKey{Namespace: ns, Name: "tables"}
 	np := &networkingv1.NetworkPolicy{}
 	eventually(t, reconcileWait, func() error { return s.k8s.Get(context.Background(), key, np) })
 	if len(np.Spec.Ingress) != 1 || np.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels[corev1.LabelMetadataName] != "sts-system" {
 		t.Errorf("ingress %+v, want the operator's namespace let in", np.Spec.Ingress)
 	}
-	s.update(t, sts, func(sts *stsv1alpha1.SimpleTableServer) { sts.Spec.NetworkPolicy = nil })
+	s.update(t, tableServer, func(tableServer *stsv1alpha1.SimpleTableServer) { tableServer.Spec.NetworkPolicy = nil })
 	eventually(t, reconcileWait, func() error {
 		if err := s.k8s.Get(context.Background(), key, np); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the policy is still there: %v", err)

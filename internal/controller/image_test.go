@@ -19,10 +19,10 @@ import (
 // running server alone; spec.image and the restartedAt annotation are the ways to move it.
 func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
-	key := client.ObjectKeyFromObject(sts)
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
+	key := client.ObjectKeyFromObject(tableServer)
 	deployment := func() *appsv1.Deployment {
-		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: sts.Namespace, Name: sts.Name}}
+		d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: tableServer.Namespace, Name: tableServer.Name}}
 		s.get(t, d)
 		return d
 	}
@@ -34,7 +34,7 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 			}
 			return nil
 		})
-		s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+		s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 		// An annotation change leaves the generation as it is, so Ready can already hold for it
 		// while status.image is written by the next reconcile: wait for that write.
 		eventually(t, reconcileWait, func() error {
@@ -50,7 +50,7 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 	}
 	update := func(change func(*stsv1alpha1.SimpleTableServer)) {
 		t.Helper()
-		s.update(t, sts.DeepCopy(), change)
+		s.update(t, tableServer.DeepCopy(), change)
 	}
 
 	// The same operator code with another default image, reconciling the running server.
@@ -71,7 +71,7 @@ func TestAnUpgradedOperatorKeepsTheRunningImage(t *testing.T) {
 
 	// Clearing spec.image keeps what runs: the operator's default is not forced on it.
 	update(func(cur *stsv1alpha1.SimpleTableServer) { cur.Spec.Image = "" })
-	cur := s.waitForCondition(t, sts, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
+	cur := s.waitForCondition(t, tableServer, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 	if cur.Generation != 3 {
 		t.Fatalf("generation %d after two spec changes", cur.Generation)
 	}

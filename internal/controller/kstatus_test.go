@@ -23,13 +23,13 @@ func TestKstatusReadsTheStatusAsFluxDoes(t *testing.T) {
 	s.create(t, configMap(ns, "users", map[string]string{"lines": "u1\nu2\n"}))
 	ts := startTableServer(t, "", map[string][]string{"users": {"u1", "u2"}})
 	s.endpoints.set(t, ns+"/tables", ts.url)
-	sts := specstest.New("tables", specstest.InNamespace(ns), specstest.WithConfigMapDataset("users", "users", "lines"))
-	sts.UID = ""
-	s.create(t, sts)
+	tableServer := specstest.New("tables", specstest.InNamespace(ns), specstest.WithConfigMapDataset("users", "users", "lines"))
+	tableServer.UID = ""
+	s.create(t, tableServer)
 
 	waitForKstatus := func(want kstatus.Status) *stsv1alpha1.SimpleTableServer {
 		t.Helper()
-		cur := sts.DeepCopy()
+		cur := tableServer.DeepCopy()
 		eventually(t, reconcileWait, func() error {
 			s.get(t, cur)
 			if res := computeKstatus(t, cur); res.Status != want {
@@ -49,7 +49,7 @@ func TestKstatusReadsTheStatusAsFluxDoes(t *testing.T) {
 	s.waitForCondition(t, cur, stsv1alpha1.ConditionReady, metav1.ConditionTrue, stsv1alpha1.ReasonServing, reconcileWait)
 
 	s.updateConfigMap(t, ns, "users", "new\n")
-	cur = s.waitForCondition(t, sts, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
+	cur = s.waitForCondition(t, tableServer, stsv1alpha1.ConditionDatasetsInSync, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged, reconcileWait)
 	if res := computeKstatus(t, cur); res.Status != kstatus.CurrentStatus {
 		t.Errorf("kstatus %s (%s) under drift, want Current", res.Status, res.Message)
 	}

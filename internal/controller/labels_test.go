@@ -21,10 +21,10 @@ import (
 // for it (their template keeps its labels until the next rollout).
 func TestAnUpgradeLabelsRunningObjectsWithoutARestart(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	tableServer, _ := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
 	ctx := context.Background()
-	key := client.ObjectKeyFromObject(sts)
-	old := map[string]string{"app.kubernetes.io/name": "simpletableserver", "app.kubernetes.io/instance": sts.Name, specs.ManagedByLabel: specs.ManagedByValue}
+	key := client.ObjectKeyFromObject(tableServer)
+	old := map[string]string{"app.kubernetes.io/name": "simpletableserver", "app.kubernetes.io/instance": tableServer.Name, specs.ManagedByLabel: specs.ManagedByValue}
 	asAnOlderOperatorMadeIt := func(obj client.Object) {
 		eventually(t, reconcileWait, func() error {
 			if err := s.k8s.Get(ctx, key, obj); err != nil {
@@ -42,7 +42,7 @@ func TestAnUpgradeLabelsRunningObjectsWithoutARestart(t *testing.T) {
 	asAnOlderOperatorMadeIt(svc)
 	template := d.Spec.Template.DeepCopy()
 
-	want := specs.ObjectLabels(sts, specstest.Image)
+	want := specs.ObjectLabels(tableServer, specstest.Image)
 	eventually(t, reconcileWait, func() error {
 		if _, err := s.reconciler.Reconcile(ctx, ctrl.Request{NamespacedName: key}); err != nil {
 			return err

@@ -45,38 +45,38 @@ func (o serverObservation) reloadRefused() bool {
 
 // observeServer reads the server's STATUS and, under the Reload policy, first pushes every
 // ConfigMap or Secret dataset that changed since the server loaded it (syncLoaded).
-func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources) serverObservation {
+func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources) serverObservation {
 	if d == nil {
 		return serverObservation{}
 	}
-	ts := serverClient{http: r.HTTPClient, baseURL: r.Endpoints.BaseURL(sts), token: src.authToken}
+	ts := serverClient{http: r.HTTPClient, baseURL: r.Endpoints.BaseURL(tableServer), token: src.authToken}
 	var obs serverObservation
 	obs.status, obs.err = ts.status(ctx)
-	if previous, ok := r.tokens.previous(sts); ok && previous != ts.token && unauthorized(obs.err) {
+	if previous, ok := r.tokens.previous(tableServer); ok && previous != ts.token && unauthorized(obs.err) {
 		ts.token = previous // a rotated Secret the server's mounted copy does not have yet
 		obs.status, obs.err = ts.status(ctx)
 	}
 	obs.via = ts
-	if obs.err == nil && r.tokens.accepted(sts, ts.token, ts.token == src.authToken, time.Now()) && src.authToken != "" {
-		r.Recorder.Eventf(sts, nil, corev1.EventTypeWarning, "TokenNotTaken", "Reconcile",
+	if obs.err == nil && r.tokens.accepted(tableServer, ts.token, ts.token == src.authToken, time.Now()) && src.authToken != "" {
+		r.Recorder.Eventf(tableServer, nil, corev1.EventTypeWarning, "TokenNotTaken", "Reconcile",
 			"The table server still refuses the token of Secret %q %s after it changed, and takes the previous one: "+
 				"clients with the new token are refused. A server image older than token rotation (spec.image) needs a restart "+
-				"(annotation %s)", sts.Spec.Server.AuthTokenSecret.Name, tokenLag, stsv1alpha1.AnnotationRestartedAt)
+				"(annotation %s)", tableServer.Spec.Server.AuthTokenSecret.Name, tokenLag, stsv1alpha1.AnnotationRestartedAt)
 	}
 	if backendUnavailable(obs.err) {
 		obs.backendErr = obs.err
-	} else if specs.Shared(sts) && (obs.err != nil || d.Status.AvailableReplicas < specs.Replicas(sts)) {
-		obs.backendErr = r.backendProblem(ctx, sts, ts)
+	} else if specs.Shared(tableServer) && (obs.err != nil || d.Status.AvailableReplicas < specs.Replicas(tableServer)) {
+		obs.backendErr = r.backendProblem(ctx, tableServer, ts)
 	}
 	if obs.backendErr != nil {
-		obs.backendErr = fmt.Errorf("redis at %s: %w", redisTarget(sts), obs.backendErr)
+		obs.backendErr = fmt.Errorf("redis at %s: %w", redisTarget(tableServer), obs.backendErr)
 	}
 	if obs.err != nil || !rolledOut(d) {
 		// During a rollout STATUS may come from the pod being replaced: neither push into it
 		// nor take its word for the new pod's record.
 		return obs
 	}
-	reloaded, err := r.syncLoaded(ctx, sts, d, src, ts, obs.status)
+	reloaded, err := r.syncLoaded(ctx, tableServer, d, src, ts, obs.status)
 	var recordErr *recordError
 	if errors.As(err, &recordErr) {
 		// Not a failed reload, and nothing the user must do: the next poll records it again,
@@ -95,13 +95,13 @@ func (r *SimpleTableServerReconciler) observeServer(ctx context.Context, sts *st
 // timeout.
 const maxPodsAsked = 3
 
-// backendProblem asks sts's running pods directly whether they can reach Redis: a pod that
+// backendProblem asks tableServer's running pods directly whether they can reach Redis: a pod that
 // cannot is not ready, so the Service, which routes to ready pods only, cannot say. It returns
 // the first report (pods by name, so that a lasting fault keeps its message) of a pod that its
 // backend is unavailable; nil when none says so.
-func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, ts serverClient) error {
+func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, ts serverClient) error {
 	var pods corev1.PodList
-	if err := r.APIReader.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabels(specs.SelectorLabels(sts))); err != nil {
+	if err := r.APIReader.List(ctx, &pods, client.InNamespace(tableServer.Namespace), client.MatchingLabels(specs.SelectorLabels(tableServer))); err != nil {
 		log.FromContext(ctx).Error(err, "Could not list the table-server pods to ask them about their backend")
 		return nil
 	}
@@ -130,8 +130,8 @@ func (r *SimpleTableServerReconciler) backendProblem(ctx context.Context, sts *s
 // record is what the operator goes by where the server cannot say: a durable server's restored
 // lists carry no digest, and a stale record would then push a dataset again after a restart,
 // handing out its consumed lines again. It reports whether any list was replaced.
-func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts serverClient, status *protocol.Answer) (bool, error) {
-	reload := sts.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload
+func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, src *sources, ts serverClient, status *protocol.Answer) (bool, error) {
+	reload := tableServer.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload
 	loaded := src.loadedBy(d, status)
 	if !src.recordStale(d, loaded) && (!reload || len(src.changedSince(loaded)) == 0) {
 		return false, nil
@@ -158,7 +158,7 @@ func (r *SimpleTableServerReconciler) syncLoaded(ctx context.Context, sts *stsv1
 		}
 	}
 	if len(done) > 0 {
-		r.Recorder.Eventf(sts, d, corev1.EventTypeNormal, "Reloaded", "Reload", "Reloaded changed datasets into the running server: %q", done)
+		r.Recorder.Eventf(tableServer, d, corev1.EventTypeNormal, "Reloaded", "Reload", "Reloaded changed datasets into the running server: %q", done)
 	}
 	pushErr := errors.Join(errs...)
 	if record := encodeHashes(loaded); record != live.Annotations[loadedDatasetsAnnotation] {

@@ -68,10 +68,12 @@ func TestEveryReconcilePathSaysWhereItStopped(t *testing.T) {
 	withUsers := specstest.WithConfigMapDataset("users", "users", "lines")
 	users := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "users"}, Data: map[string]string{"lines": "u1\n"}}
 	ready := metav1.Condition{Type: stsv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: stsv1alpha1.ReasonServing, Message: "serving"}
-	serving := func(sts *stsv1alpha1.SimpleTableServer) { sts.Status.Conditions = []metav1.Condition{ready} }
-	deleting := func(sts *stsv1alpha1.SimpleTableServer) {
-		sts.DeletionTimestamp = &metav1.Time{Time: time.Now()}
-		sts.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	serving := func(tableServer *stsv1alpha1.SimpleTableServer) {
+		tableServer.Status.Conditions = []metav1.Condition{ready}
+	}
+	deleting := func(tableServer *stsv1alpha1.SimpleTableServer) {
+		tableServer.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+		tableServer.Finalizers = []string{metav1.FinalizerDeleteDependents}
 	}
 	onRedis := specstest.WithRedis(specstest.RedisAt("redis.redis.svc:6379"), 1)
 	rolledOut := appsv1.DeploymentStatus{Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
@@ -250,16 +252,16 @@ func TestEveryReconcilePathSaysWhereItStopped(t *testing.T) {
 	}
 	for title, tc := range tests {
 		t.Run(title, func(t *testing.T) {
-			sts := specstest.New(name, tc.opts...)
+			tableServer := specstest.New(name, tc.opts...)
 			var objects []client.Object
 			if !tc.gone {
-				objects = append(objects, sts)
+				objects = append(objects, tableServer)
 			}
 			objects = append(objects, tc.objects...)
 			if tc.running != nil {
-				d := specs.Deployment(sts, specstest.Image, nil)
+				d := specs.Deployment(tableServer, specstest.Image, nil)
 				d.Status = *tc.running
-				objects = append(objects, specs.Service(sts, specstest.Image), d)
+				objects = append(objects, specs.Service(tableServer, specstest.Image), d)
 			}
 			stored := fake.NewClientBuilder().WithScheme(reconcileScheme(t)).WithObjects(objects...).
 				WithStatusSubresource(&stsv1alpha1.SimpleTableServer{}).Build()
@@ -275,7 +277,7 @@ func TestEveryReconcilePathSaysWhereItStopped(t *testing.T) {
 				sourceCache: newSourceCache(c, c), tokens: newAcceptedTokens(), readings: newReadings(),
 			}
 
-			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)})
+			res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tableServer)})
 
 			if (err != nil) != tc.wantErr {
 				t.Errorf("error %v, want one: %t", err, tc.wantErr)
@@ -284,7 +286,7 @@ func TestEveryReconcilePathSaysWhereItStopped(t *testing.T) {
 				t.Errorf("result %+v, want a requeue after the refresh interval: %t", res, tc.wantRequeue)
 			}
 			got := &stsv1alpha1.SimpleTableServer{}
-			if err := stored.Get(context.Background(), client.ObjectKeyFromObject(sts), got); err != nil && !tc.gone {
+			if err := stored.Get(context.Background(), client.ObjectKeyFromObject(tableServer), got); err != nil && !tc.gone {
 				t.Fatal(err)
 			}
 			for i, typ := range []string{stsv1alpha1.ConditionReady, stsv1alpha1.ConditionReconciling, stsv1alpha1.ConditionStalled} {

@@ -38,13 +38,13 @@ type resetResult struct {
 	lists []protocol.List
 }
 
-// resetDatasets is the reset step: when sts's reset-at annotation has a value not handled yet,
+// resetDatasets is the reset step: when tableServer's reset-at annotation has a value not handled yet,
 // and the server runs the current spec and answers, it asks the server to reload its datasets,
 // then reads STATUS again into server so that the status shows the lists as reset. It returns
 // nil when there is nothing to reset.
-func (r *SimpleTableServerReconciler) resetDatasets(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, server *serverObservation) *resetResult {
-	value := sts.Annotations[stsv1alpha1.AnnotationResetAt]
-	if value == sts.Status.ObservedResetAt {
+func (r *SimpleTableServerReconciler) resetDatasets(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, d *appsv1.Deployment, server *serverObservation) *resetResult {
+	value := tableServer.Annotations[stsv1alpha1.AnnotationResetAt]
+	if value == tableServer.Status.ObservedResetAt {
 		return nil
 	}
 	res := &resetResult{value: value}
@@ -57,7 +57,7 @@ func (r *SimpleTableServerReconciler) resetDatasets(ctx context.Context, sts *st
 		res.pending, res.err = true, errors.New("the Deployment is replacing its pods")
 		return res
 	}
-	res.lists, res.err = server.via.reload(ctx, resetRequestID(sts, value))
+	res.lists, res.err = server.via.reload(ctx, resetRequestID(tableServer, value))
 	if res.err != nil && !resetRefused(res.err) {
 		res.pending = true
 		return res
@@ -68,9 +68,9 @@ func (r *SimpleTableServerReconciler) resetDatasets(ctx context.Context, sts *st
 	return res
 }
 
-// resetRequestID is the REQUEST_ID of the reset of sts for value: the same for every try.
-func resetRequestID(sts *stsv1alpha1.SimpleTableServer, value string) string {
-	sum := sha256.Sum256([]byte(string(sts.UID) + "\x00" + value))
+// resetRequestID is the REQUEST_ID of the reset of tableServer for value: the same for every try.
+func resetRequestID(tableServer *stsv1alpha1.SimpleTableServer, value string) string {
+	sum := sha256.Sum256([]byte(string(tableServer.UID) + "\x00" + value))
 	return "reset-" + hex.EncodeToString(sum[:16])
 }
 

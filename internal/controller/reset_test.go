@@ -73,10 +73,10 @@ func TestResetRefused(t *testing.T) {
 	}
 }
 
-// annotateReset sets the reset-at annotation of sts to value, as kubectl annotate --overwrite.
-func (s *envtestSuite) annotateReset(t *testing.T, sts *stsv1alpha1.SimpleTableServer, value string) {
+// annotateReset sets the reset-at annotation of tableServer to value, as kubectl annotate --overwrite.
+func (s *envtestSuite) annotateReset(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, value string) {
 	t.Helper()
-	cur := sts.DeepCopy()
+	cur := tableServer.DeepCopy()
 	s.get(t, cur)
 	patched := cur.DeepCopy()
 	if patched.Annotations == nil {
@@ -93,13 +93,13 @@ func (s *envtestSuite) annotateReset(t *testing.T, sts *stsv1alpha1.SimpleTableS
 // nor a reconcile from a fresh start reload again. A new value resets again.
 func TestResetAnnotationReloadsOnce(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\nu3\n", "cards": "c1\nc2\n"})
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\nu3\n", "cards": "c1\nc2\n"})
 	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE")
 	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE")
 	ts.call(t, "/sts/ADD?FILENAME=mine&LINE=m")
 
-	s.annotateReset(t, sts, "2026-05-04T10:00:00+00:00")
-	cur := s.waitForMessage(t, sts, stsv1alpha1.ConditionReset, metav1.ConditionTrue, stsv1alpha1.ReasonReset, "2 lists reloaded", reconcileWait)
+	s.annotateReset(t, tableServer, "2026-05-04T10:00:00+00:00")
+	cur := s.waitForMessage(t, tableServer, stsv1alpha1.ConditionReset, metav1.ConditionTrue, stsv1alpha1.ReasonReset, "2 lists reloaded", reconcileWait)
 	if cur.Status.ObservedResetAt != "2026-05-04T10:00:00+00:00" || cur.Status.LastResetTime == nil {
 		t.Errorf("observedResetAt %q lastResetTime %v", cur.Status.ObservedResetAt, cur.Status.LastResetTime)
 	}
@@ -114,20 +114,20 @@ func TestResetAnnotationReloadsOnce(t *testing.T) {
 		return nil
 	})
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeNormal, stsv1alpha1.ReasonReset, "2026-05-04T10:00:00+00:00")
+		return s.findEventNote(tableServer, corev1.EventTypeNormal, stsv1alpha1.ReasonReset, "2026-05-04T10:00:00+00:00")
 	})
 
 	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE")
 	ts.waitPolls(t, 3)
-	if _, err := s.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)}); err != nil {
+	if _, err := s.reconciler.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(tableServer)}); err != nil {
 		t.Fatal(err)
 	}
 	if n, length := ts.reloads.Load(), ts.length("users"); n != 1 || length != 2 {
 		t.Errorf("%d RELOADs for one value, users has %d lines: want one reload, the line read since consumed", n, length)
 	}
 
-	s.annotateReset(t, sts, "second")
-	s.waitForMessage(t, sts, stsv1alpha1.ConditionReset, metav1.ConditionTrue, stsv1alpha1.ReasonReset, `"second"`, reconcileWait)
+	s.annotateReset(t, tableServer, "second")
+	s.waitForMessage(t, tableServer, stsv1alpha1.ConditionReset, metav1.ConditionTrue, stsv1alpha1.ReasonReset, `"second"`, reconcileWait)
 	if n, length := ts.reloads.Load(), ts.length("users"); n != 2 || length != 3 {
 		t.Errorf("%d RELOADs after a second value, users has %d lines", n, length)
 	}
@@ -137,7 +137,7 @@ func TestResetAnnotationReloadsOnce(t *testing.T) {
 // and a Warning, once: the value is handled, and the polls that follow do not try again.
 func TestResetFailureIsAConditionNotARetryLoop(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\nu2\n", "cards": "c1\n"})
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\nu2\n", "cards": "c1\n"})
 	ts.call(t, "/sts/READ?FILENAME=users&KEEP=FALSE")
 	ts.call(t, "/sts/READ?FILENAME=cards&KEEP=FALSE")
 	for _, l := range ts.cfg.Loads {
@@ -147,8 +147,8 @@ func TestResetFailureIsAConditionNotARetryLoop(t *testing.T) {
 			}
 		}
 	}
-	s.annotateReset(t, sts, "r1")
-	cur := s.waitForMessage(t, sts, stsv1alpha1.ConditionReset, metav1.ConditionFalse, stsv1alpha1.ReasonResetFailed, "file not found", reconcileWait)
+	s.annotateReset(t, tableServer, "r1")
+	cur := s.waitForMessage(t, tableServer, stsv1alpha1.ConditionReset, metav1.ConditionFalse, stsv1alpha1.ReasonResetFailed, "file not found", reconcileWait)
 	if cur.Status.ObservedResetAt != "r1" {
 		t.Errorf("observedResetAt %q, want the value handled", cur.Status.ObservedResetAt)
 	}
@@ -159,7 +159,7 @@ func TestResetFailureIsAConditionNotARetryLoop(t *testing.T) {
 		t.Errorf("users %d lines, cards %d: want users reloaded, cards as it was", ts.length("users"), ts.length("cards"))
 	}
 	eventually(t, 10*time.Second, func() error {
-		return s.findEventNote(sts, corev1.EventTypeWarning, stsv1alpha1.ReasonResetFailed, `"r1"`)
+		return s.findEventNote(tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonResetFailed, `"r1"`)
 	})
 	ts.waitPolls(t, 3)
 	if n := ts.reloads.Load(); n != 1 {

@@ -75,9 +75,9 @@ func (s *envtestSuite) createReady(b *testing.B, count int, interval time.Durati
 	errs := make(chan error, count)
 	for i := range count {
 		wg.Go(func() {
-			sts := specstest.New(fmt.Sprintf("tables-%03d", i), specstest.InNamespace(ns), specstest.WithRefresh(interval), specstest.WithConfigMapDataset("users", "users", "lines"))
-			sts.UID = ""
-			if err := s.k8s.Create(context.Background(), sts); err != nil {
+			tableServer := specstest.New(fmt.Sprintf("tables-%03d", i), specstest.InNamespace(ns), specstest.WithRefresh(interval), specstest.WithConfigMapDataset("users", "users", "lines"))
+			tableServer.UID = ""
+			if err := s.k8s.Create(context.Background(), tableServer); err != nil {
 				errs <- err
 			}
 		})
@@ -93,9 +93,9 @@ func (s *envtestSuite) createReady(b *testing.B, count int, interval time.Durati
 			return err
 		}
 		ready := 0
-		for _, sts := range list.Items {
-			c := meta.FindStatusCondition(sts.Status.Conditions, stsv1alpha1.ConditionReady)
-			if c != nil && c.Status == metav1.ConditionTrue && sts.Status.ObservedGeneration == sts.Generation && sts.Status.TotalLines == 3 {
+		for _, tableServer := range list.Items {
+			c := meta.FindStatusCondition(tableServer.Status.Conditions, stsv1alpha1.ConditionReady)
+			if c != nil && c.Status == metav1.ConditionTrue && tableServer.Status.ObservedGeneration == tableServer.Generation && tableServer.Status.TotalLines == 3 {
 				ready++
 			}
 		}

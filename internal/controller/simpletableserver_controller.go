@@ -82,25 +82,25 @@ type SimpleTableServerReconciler struct {
 // Reconcile brings one SimpleTableServer's objects to its spec and its status to what the
 // table server reports, then asks to run again after spec.statusRefreshInterval.
 func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	sts := &stsv1alpha1.SimpleTableServer{}
-	if err := r.Get(ctx, req.NamespacedName, sts); err != nil {
+	tableServer := &stsv1alpha1.SimpleTableServer{}
+	if err := r.Get(ctx, req.NamespacedName, tableServer); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !sts.DeletionTimestamp.IsZero() {
+	if !tableServer.DeletionTimestamp.IsZero() {
 		r.forget(req.NamespacedName)
 		// The garbage collector is removing what it owns (first, under foreground deletion):
 		// recreating it would only race the deletion.
 		return ctrl.Result{}, nil
 	}
-	run := r.Defaults.Apply(sts) // the resource as its pods run it
+	run := r.Defaults.Apply(tableServer) // the resource as its pods run it
 	src, err := r.resolveSources(ctx, run)
 	if err != nil {
 		// Nothing can be brought to a spec whose sources are unknown: say so, and retry.
 		err = fmt.Errorf("while reading the dataset sources: %w", err)
-		if serr := r.updateStatusUnreadable(ctx, sts, err); serr != nil && !apierrors.IsNotFound(serr) {
+		if serr := r.updateStatusUnreadable(ctx, tableServer, err); serr != nil && !apierrors.IsNotFound(serr) {
 			return ctrl.Result{}, errors.Join(err, fmt.Errorf("while updating the status: %w", serr))
 		}
 		return ctrl.Result{}, err
@@ -113,7 +113,7 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	obs.server = r.observeServer(ctx, run, obs.deployment, src)
 	obs.reset = r.resetDatasets(ctx, run, obs.deployment, &obs.server)
 	obs.consumption = r.measureConsumption(run, obs.server.status)
-	switch err := r.updateStatus(ctx, sts, obs); {
+	switch err := r.updateStatus(ctx, tableServer, obs); {
 	case apierrors.IsNotFound(err):
 		return ctrl.Result{}, nil // deleted while this reconcile ran
 	case err != nil:
@@ -123,7 +123,7 @@ func (r *SimpleTableServerReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, obs.applyErr // a failure that may pass: retried with backoff
 	}
 	// What needs the user is in the Stalled condition; it is looked at again every interval.
-	return ctrl.Result{RequeueAfter: refreshInterval(sts)}, nil
+	return ctrl.Result{RequeueAfter: refreshInterval(tableServer)}, nil
 }
 
 // forget drops what the operator remembers of a resource that is gone.
@@ -132,8 +132,8 @@ func (r *SimpleTableServerReconciler) forget(key types.NamespacedName) {
 	r.readings.forget(key)
 }
 
-func refreshInterval(sts *stsv1alpha1.SimpleTableServer) time.Duration {
-	if d := sts.Spec.StatusRefreshInterval; d != nil && d.Duration > 0 {
+func refreshInterval(tableServer *stsv1alpha1.SimpleTableServer) time.Duration {
+	if d := tableServer.Spec.StatusRefreshInterval; d != nil && d.Duration > 0 {
 		return d.Duration
 	}
 	return DefaultRefreshInterval

@@ -51,14 +51,14 @@ func referencedConfigMaps(obj client.Object) []string {
 // referencedSecrets is the secretIndex function: the Secrets of datasets, of the auth token,
 // and of the Redis the resource runs with (the operator's default one's too).
 func (r *SimpleTableServerReconciler) referencedSecrets(obj client.Object) []string {
-	sts := r.Defaults.Apply(obj.(*stsv1alpha1.SimpleTableServer))
+	tableServer := r.Defaults.Apply(obj.(*stsv1alpha1.SimpleTableServer))
 	var names []string
-	for _, ds := range sts.Spec.Datasets {
+	for _, ds := range tableServer.Spec.Datasets {
 		if ds.Secret != nil {
 			names = append(names, ds.Secret.Name)
 		}
 	}
-	for _, ref := range secretKeys(sts) {
+	for _, ref := range secretKeys(tableServer) {
 		names = append(names, ref.sel.Name)
 	}
 	return names
@@ -70,14 +70,14 @@ type secretRef struct {
 	what string // the field that names it, for messages
 }
 
-// secretKeys are the Secret keys sts's pods mount besides datasets: the auth token, and the
+// secretKeys are the Secret keys tableServer's pods mount besides datasets: the auth token, and the
 // Redis credentials and CA.
-func secretKeys(sts *stsv1alpha1.SimpleTableServer) []secretRef {
+func secretKeys(tableServer *stsv1alpha1.SimpleTableServer) []secretRef {
 	var refs []secretRef
-	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
+	if tok := tableServer.Spec.Server.AuthTokenSecret; tok != nil {
 		refs = append(refs, secretRef{*tok, "authTokenSecret"})
 	}
-	if r := sts.Spec.Backend.Redis; specs.Shared(sts) && r != nil {
+	if r := tableServer.Spec.Backend.Redis; specs.Shared(tableServer) && r != nil {
 		if c := r.CredentialsSecret; c != nil {
 			refs = append(refs, secretRef{stsv1alpha1.KeySelector{Name: c.Name, Key: specs.PasswordKey(c)}, "backend.redis.credentialsSecret"})
 			if c.UsernameKey != "" {
@@ -104,20 +104,20 @@ type sources struct {
 	authToken string
 }
 
-// resolveSources reads the ConfigMaps and Secrets that sts references (see sourceCache).
+// resolveSources reads the ConfigMaps and Secrets that tableServer references (see sourceCache).
 // A missing object or key is recorded in missing, not returned as an error.
-func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *stsv1alpha1.SimpleTableServer) (*sources, error) {
+func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer) (*sources, error) {
 	src := &sources{content: map[string][]byte{}, hashes: map[string]string{}}
-	for _, ds := range sts.Spec.Datasets {
+	for _, ds := range tableServer.Spec.Datasets {
 		var (
 			data []byte
 			err  error
 		)
 		switch {
 		case ds.ConfigMap != nil:
-			data, err = r.configMapKey(ctx, sts.Namespace, *ds.ConfigMap)
+			data, err = r.configMapKey(ctx, tableServer.Namespace, *ds.ConfigMap)
 		case ds.Secret != nil:
-			data, err = r.secretKey(ctx, sts.Namespace, *ds.Secret)
+			data, err = r.secretKey(ctx, tableServer.Namespace, *ds.Secret)
 		default:
 			continue // a claim: its files are read by the server only
 		}
@@ -133,8 +133,8 @@ func (r *SimpleTableServerReconciler) resolveSources(ctx context.Context, sts *s
 		}
 	}
 	// A pod whose Secret or key is missing would never start: report it before.
-	for _, ref := range secretKeys(sts) {
-		data, err := r.secretKey(ctx, sts.Namespace, ref.sel)
+	for _, ref := range secretKeys(tableServer) {
+		data, err := r.secretKey(ctx, tableServer.Namespace, ref.sel)
 		var missing *missingSourceError
 		switch {
 		case errors.As(err, &missing):

@@ -61,8 +61,8 @@ type observation struct {
 func (o observation) blocked() bool { return len(o.sources.missing) > 0 || len(o.problems) > 0 }
 
 // updateStatus writes the status that obs implies.
-func (r *SimpleTableServerReconciler) updateStatus(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, obs observation) error {
-	return r.writeStatus(ctx, sts, computeStatus(sts, obs, metav1.Now()))
+func (r *SimpleTableServerReconciler) updateStatus(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, obs observation) error {
+	return r.writeStatus(ctx, tableServer, computeStatus(tableServer, obs, metav1.Now()))
 }
 
 // updateStatusUnreadable writes what is known when the sources could not be read: Reconciling
@@ -70,8 +70,8 @@ func (r *SimpleTableServerReconciler) updateStatus(ctx context.Context, sts *sts
 // they said about the generation they name, since the objects and the server were not looked at.
 // A resource that has no Ready yet (its first reconcile) gets Ready Unknown with the same reason,
 // so that it too says where it stopped.
-func (r *SimpleTableServerReconciler) updateStatusUnreadable(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, err error) error {
-	status := *sts.Status.DeepCopy()
+func (r *SimpleTableServerReconciler) updateStatusUnreadable(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, err error) error {
+	status := *tableServer.Status.DeepCopy()
 	p := progress{progressConverging, stsv1alpha1.ReasonSourceUnreadable, err.Error() + " (retrying)"}
 	if apierrors.IsForbidden(err) {
 		p = progress{progressStalled, stsv1alpha1.ReasonSourceUnreadable, err.Error() + ": grant the operator get/list/watch on configmaps and secrets"}
@@ -83,20 +83,20 @@ func (r *SimpleTableServerReconciler) updateStatusUnreadable(ctx context.Context
 	if meta.FindStatusCondition(status.Conditions, stsv1alpha1.ConditionReady) == nil {
 		known = append(known, condition(stsv1alpha1.ConditionReady, metav1.ConditionUnknown, p.reason, p.message))
 	}
-	setConditions(&status, sts.Generation, metav1.Now(), known...)
-	return r.writeStatus(ctx, sts, status)
+	setConditions(&status, tableServer.Generation, metav1.Now(), known...)
+	return r.writeStatus(ctx, tableServer, status)
 }
 
 // writeStatus writes status only when it differs from the stored one, and once it is written,
 // the events of the conditions that changed (a write that fails records none: the retry would
 // record them again).
-func (r *SimpleTableServerReconciler) writeStatus(ctx context.Context, sts *stsv1alpha1.SimpleTableServer, status stsv1alpha1.SimpleTableServerStatus) error {
-	if apiequality.Semantic.DeepEqual(sts.Status, status) {
+func (r *SimpleTableServerReconciler) writeStatus(ctx context.Context, tableServer *stsv1alpha1.SimpleTableServer, status stsv1alpha1.SimpleTableServerStatus) error {
+	if apiequality.Semantic.DeepEqual(tableServer.Status, status) {
 		return nil
 	}
-	before := sts.DeepCopy()
-	sts.Status = status
-	if err := r.Status().Patch(ctx, sts, client.MergeFrom(before)); err != nil {
+	before := tableServer.DeepCopy()
+	tableServer.Status = status
+	if err := r.Status().Patch(ctx, tableServer, client.MergeFrom(before)); err != nil {
 		return err
 	}
 	r.recordTransitions(before, status)
@@ -113,35 +113,35 @@ func setConditions(status *stsv1alpha1.SimpleTableServerStatus, generation int64
 	}
 }
 
-// computeStatus returns sts's status given obs. The lists and lastStatusTime change only when
+// computeStatus returns tableServer's status given obs. The lists and lastStatusTime change only when
 // the server reports different lists, so a steady server causes no status writes.
-func computeStatus(sts *stsv1alpha1.SimpleTableServer, obs observation, now metav1.Time) stsv1alpha1.SimpleTableServerStatus {
-	status := *sts.Status.DeepCopy()
-	status.ObservedGeneration = sts.Generation
-	status.Endpoint = specs.Endpoint(sts)
+func computeStatus(tableServer *stsv1alpha1.SimpleTableServer, obs observation, now metav1.Time) stsv1alpha1.SimpleTableServerStatus {
+	status := *tableServer.Status.DeepCopy()
+	status.ObservedGeneration = tableServer.Generation
+	status.Endpoint = specs.Endpoint(tableServer)
 	status.UIPath = protocol.UIPath
-	status.Selector = labels.SelectorFromSet(specs.SelectorLabels(sts)).String()
+	status.Selector = labels.SelectorFromSet(specs.SelectorLabels(tableServer)).String()
 	if d := obs.deployment; d != nil {
 		status.Image = specs.RunningImage(d)
 		status.Replicas = d.Status.Replicas
 		status.AvailableReplicas = d.Status.AvailableReplicas
 	}
 	if s := obs.server.status; s != nil {
-		setLists(&status, s, obs.consumption, now, refreshInterval(sts))
+		setLists(&status, s, obs.consumption, now, refreshInterval(tableServer))
 	}
 	if obs.reset != nil {
-		setReset(&status, sts.Generation, obs.reset, now)
+		setReset(&status, tableServer.Generation, obs.reset, now)
 	}
-	p := assess(sts, obs)
+	p := assess(tableServer, obs)
 	status.Conditions = slices.DeleteFunc(status.Conditions, func(c metav1.Condition) bool {
 		return !slices.Contains(conditionTypes, c.Type)
 	})
-	setConditions(&status, sts.Generation, now,
-		readyCondition(sts, obs, p),
+	setConditions(&status, tableServer.Generation, now,
+		readyCondition(tableServer, obs, p),
 		condition(stsv1alpha1.ConditionReconciling, isTrue(p.state == progressConverging), p.reason, p.message),
 		condition(stsv1alpha1.ConditionStalled, isTrue(p.state == progressStalled), p.reason, p.message),
-		datasetsLoadedCondition(sts, obs, p),
-		datasetsInSyncCondition(sts, obs, p),
+		datasetsLoadedCondition(tableServer, obs, p),
+		datasetsInSyncCondition(tableServer, obs, p),
 	)
 	return status
 }
@@ -220,10 +220,10 @@ const (
 	progressStalled
 )
 
-// assess finds the first thing that keeps sts from being done, checked in the order in which they
+// assess finds the first thing that keeps tableServer from being done, checked in the order in which they
 // block each other: what the user must fix before anything can run, then the rollout, then
 // the server's answer.
-func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
+func assess(tableServer *stsv1alpha1.SimpleTableServer, obs observation) progress {
 	switch {
 	case len(obs.problems) > 0:
 		return progress{progressStalled, stsv1alpha1.ReasonInvalidSpec,
@@ -251,9 +251,9 @@ func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 		return progress{progressConverging, stsv1alpha1.ReasonWaitingForPod, "Waiting for the table server's pod to become available"}
 	case obs.server.status == nil:
 		return progress{progressConverging, stsv1alpha1.ReasonUnreachable, fmt.Sprintf(
-			"The pod is available but the table server does not answer (asked again every %v): %v", refreshInterval(sts), obs.server.err)}
+			"The pod is available but the table server does not answer (asked again every %v): %v", refreshInterval(tableServer), obs.server.err)}
 	}
-	if unloaded := unloadedDatasets(sts, obs.server.status); len(unloaded) > 0 {
+	if unloaded := unloadedDatasets(tableServer, obs.server.status); len(unloaded) > 0 {
 		return progress{progressStalled, stsv1alpha1.ReasonNotLoaded, notLoadedMessage(unloaded)}
 	}
 	if err := obs.server.reloadErr; err != nil {
@@ -271,9 +271,9 @@ func assess(sts *stsv1alpha1.SimpleTableServer, obs observation) progress {
 	return progress{progressDone, stsv1alpha1.ReasonReconciled, "The table server runs the current spec"}
 }
 
-// redisTarget names the Redis sts's pods use, for messages.
-func redisTarget(sts *stsv1alpha1.SimpleTableServer) string {
-	r := sts.Spec.Backend.Redis
+// redisTarget names the Redis tableServer's pods use, for messages.
+func redisTarget(tableServer *stsv1alpha1.SimpleTableServer) string {
+	r := tableServer.Spec.Backend.Redis
 	switch {
 	case r == nil:
 		return "no address"
@@ -331,23 +331,23 @@ func rolloutStuck(d *appsv1.Deployment) (string, bool) {
 // stalled (a source deleted after loading, say): with the memory backend, its pod of the
 // current spec; with Redis, any available pod, since a rolling update keeps the old pods
 // serving the same lists until new ones are ready (Reconciling says it rolls).
-func readyCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
+func readyCondition(tableServer *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
 	const typ = stsv1alpha1.ConditionReady
 	d := obs.deployment
-	current := rolledOut(d) || d != nil && specs.Shared(sts) // Redis: any available pod serves the lists, old or new
-	if current && available(d) && obs.server.status != nil && len(unloadedDatasets(sts, obs.server.status)) == 0 {
+	current := rolledOut(d) || d != nil && specs.Shared(tableServer) // Redis: any available pod serves the lists, old or new
+	if current && available(d) && obs.server.status != nil && len(unloadedDatasets(tableServer, obs.server.status)) == 0 {
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonServing,
-			"The table server answers at "+specs.Endpoint(sts)+" with every dataset loaded")
+			"The table server answers at "+specs.Endpoint(tableServer)+" with every dataset loaded")
 	}
 	return condition(typ, metav1.ConditionFalse, p.reason, p.message)
 }
 
 // datasetsLoadedCondition is True when the server has a list for every dataset.
-func datasetsLoadedCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
+func datasetsLoadedCondition(tableServer *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
 	const typ = stsv1alpha1.ConditionDatasetsLoaded
 	switch {
 	case obs.server.status != nil:
-		if unloaded := unloadedDatasets(sts, obs.server.status); len(unloaded) > 0 {
+		if unloaded := unloadedDatasets(tableServer, obs.server.status); len(unloaded) > 0 {
 			return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonNotLoaded, notLoadedMessage(unloaded))
 		}
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonLoaded, "The server has a list for every dataset")
@@ -360,7 +360,7 @@ func datasetsLoadedCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 
 // datasetsInSyncCondition is True when every ConfigMap and Secret dataset is loaded as its
 // source holds it now. A change under the Keep policy makes it False: drift, not a fault.
-func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
+func datasetsInSyncCondition(tableServer *stsv1alpha1.SimpleTableServer, obs observation, p progress) metav1.Condition {
 	const typ = stsv1alpha1.ConditionDatasetsInSync
 	switch {
 	case len(obs.sources.missing) > 0:
@@ -374,7 +374,7 @@ func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 	switch {
 	case len(changed) == 0:
 		return condition(typ, metav1.ConditionTrue, stsv1alpha1.ReasonInSync, "Every ConfigMap and Secret dataset is loaded as its source holds it")
-	case sts.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload:
+	case tableServer.Spec.DatasetUpdatePolicy == stsv1alpha1.DatasetUpdateReload:
 		return condition(typ, metav1.ConditionFalse, stsv1alpha1.ReasonSourceChanged,
 			fmt.Sprintf("The sources of datasets %q changed; they are reloaded into the running server once it answers", changed))
 	default:
@@ -388,13 +388,13 @@ func datasetsInSyncCondition(sts *stsv1alpha1.SimpleTableServer, obs observation
 // (STATUS's loadFailures): a dataset loaded under its own name that has no list, or a claim
 // directory with a match pattern that could not be listed or one of whose files failed. Lists
 // are never deleted, so a missing list is a failed load.
-func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []string {
+func unloadedDatasets(tableServer *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []string {
 	have := make(map[string]bool, len(s.Lists))
 	for _, l := range s.Lists {
 		have[l.Name] = true
 	}
 	var unloaded []string
-	for _, ds := range sts.Spec.Datasets {
+	for _, ds := range tableServer.Spec.Datasets {
 		if src := ds.PersistentVolumeClaim; src != nil && src.Match != "" {
 			for _, f := range s.LoadFailures {
 				switch {
@@ -410,7 +410,7 @@ func unloadedDatasets(sts *stsv1alpha1.SimpleTableServer, s *protocol.Answer) []
 			continue
 		}
 		why := "no list (a server too old to say why; see its log)"
-		if specs.Shared(sts) {
+		if specs.Shared(tableServer) {
 			why = "not in Redis: it was loaded, then lost (a Redis without persistence restarted, an eviction, a FLUSHALL); " +
 				"restart the table servers (annotation " + stsv1alpha1.AnnotationRestartedAt + ") to load it again, which serves its consumed lines again"
 		}
@@ -478,15 +478,15 @@ func noticeable(c metav1.Condition) (string, bool) {
 // recordTransitions records an event, with the condition's reason and message, for each
 // noticeable condition that is new or says something new. Events follow transitions only, so
 // a lasting fault is not repeated.
-func (r *SimpleTableServerReconciler) recordTransitions(sts *stsv1alpha1.SimpleTableServer, status stsv1alpha1.SimpleTableServerStatus) {
+func (r *SimpleTableServerReconciler) recordTransitions(tableServer *stsv1alpha1.SimpleTableServer, status stsv1alpha1.SimpleTableServerStatus) {
 	for _, now := range status.Conditions {
 		eventType, ok := noticeable(now)
 		if !ok {
 			continue
 		}
-		before := meta.FindStatusCondition(sts.Status.Conditions, now.Type)
+		before := meta.FindStatusCondition(tableServer.Status.Conditions, now.Type)
 		if before == nil || before.Status != now.Status || before.Reason != now.Reason || before.Message != now.Message {
-			r.Recorder.Eventf(sts, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
+			r.Recorder.Eventf(tableServer, nil, eventType, now.Reason, "Reconcile", "%s", now.Message)
 		}
 	}
 }

@@ -276,11 +276,11 @@ func TestComputeStatusConditions(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sts := specstest.New("a", append([]specstest.Option{specstest.WithConfigMapDataset("users", "logins", "users"), specstest.WithClaimDataset("csvs", "d", "dir", ".*"), specstest.WithPolicy(tc.policy)}, tc.opts...)...)
-			sts.Generation = 3
-			sts.Status = computeStatus(sts, tc.obs, metav1.Now())
+			tableServer := specstest.New("a", append([]specstest.Option{specstest.WithConfigMapDataset("users", "logins", "users"), specstest.WithClaimDataset("csvs", "d", "dir", ".*"), specstest.WithPolicy(tc.policy)}, tc.opts...)...)
+			tableServer.Generation = 3
+			tableServer.Status = computeStatus(tableServer, tc.obs, metav1.Now())
 			for i, typ := range conditionTypesInOrder {
-				c := meta.FindStatusCondition(sts.Status.Conditions, typ)
+				c := meta.FindStatusCondition(tableServer.Status.Conditions, typ)
 				if c == nil {
 					t.Fatalf("no %s condition", typ)
 				}
@@ -291,10 +291,10 @@ func TestComputeStatusConditions(t *testing.T) {
 					t.Errorf("%s: observedGeneration %d, message %q", typ, c.ObservedGeneration, c.Message)
 				}
 			}
-			if st := sts.Status; st.ObservedGeneration != 3 || st.Endpoint != "http://a.default.svc:9191" || st.UIPath != "/ui/" {
+			if st := tableServer.Status; st.ObservedGeneration != 3 || st.Endpoint != "http://a.default.svc:9191" || st.UIPath != "/ui/" {
 				t.Errorf("observedGeneration %d endpoint %q uiPath %q", st.ObservedGeneration, st.Endpoint, st.UIPath)
 			}
-			if res := computeKstatus(t, sts); res.Status != tc.wantKstatus {
+			if res := computeKstatus(t, tableServer); res.Status != tc.wantKstatus {
 				t.Errorf("kstatus = %s (%s), want %s", res.Status, res.Message, tc.wantKstatus)
 			}
 		})
@@ -302,10 +302,10 @@ func TestComputeStatusConditions(t *testing.T) {
 }
 
 // computeKstatus runs kstatus's own computation (sigs.k8s.io/cli-utils; Flux's fork has the
-// same package) on sts as the API server would serve it.
-func computeKstatus(t testing.TB, sts *stsv1alpha1.SimpleTableServer) *kstatus.Result {
+// same package) on tableServer as the API server would serve it.
+func computeKstatus(t testing.TB, tableServer *stsv1alpha1.SimpleTableServer) *kstatus.Result {
 	t.Helper()
-	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(sts)
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tableServer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,12 +330,12 @@ func TestStatusListsStayWithinTheSchema(t *testing.T) {
 }
 
 func TestComputeStatusDropsConditionsItNoLongerWrites(t *testing.T) {
-	sts := specstest.New("a")
-	sts.Status.Conditions = []metav1.Condition{
+	tableServer := specstest.New("a")
+	tableServer.Status.Conditions = []metav1.Condition{
 		{Type: "Degraded", Status: metav1.ConditionTrue, Reason: "Unreachable"},
 		{Type: "Progressing", Status: metav1.ConditionFalse, Reason: "Deployed"},
 	}
-	st := computeStatus(sts, observe(deployed(rolledOutNow, nil), answered()), metav1.Now())
+	st := computeStatus(tableServer, observe(deployed(rolledOutNow, nil), answered()), metav1.Now())
 	var types []string
 	for _, c := range st.Conditions {
 		types = append(types, c.Type)
@@ -370,24 +370,24 @@ func TestLoadedAfterRestart(t *testing.T) {
 }
 
 func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
-	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
+	tableServer := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
 	obs := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
 		answered(protocol.List{Name: "users", Length: 5}))
 	t0 := metav1.NewTime(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC))
-	sts.Status = computeStatus(sts, obs, t0)
-	if sts.Status.TotalLines != 5 || sts.Status.ListCount != 1 || !sts.Status.LastStatusTime.Equal(&t0) {
-		t.Fatalf("first reading: %+v", sts.Status)
+	tableServer.Status = computeStatus(tableServer, obs, t0)
+	if tableServer.Status.TotalLines != 5 || tableServer.Status.ListCount != 1 || !tableServer.Status.LastStatusTime.Equal(&t0) {
+		t.Fatalf("first reading: %+v", tableServer.Status)
 	}
 
 	later := metav1.NewTime(t0.Add(time.Minute))
-	same := computeStatus(sts, obs, later)
-	if !apiequality.Semantic.DeepEqual(sts.Status, same) {
-		t.Errorf("an identical reading changed the status:\n%+v\n%+v", sts.Status, same)
+	same := computeStatus(tableServer, obs, later)
+	if !apiequality.Semantic.DeepEqual(tableServer.Status, same) {
+		t.Errorf("an identical reading changed the status:\n%+v\n%+v", tableServer.Status, same)
 	}
 
 	read := observe(sourceHash("users", "h"), deployed(rolledOutNow, map[string]string{"users": "h"}),
 		answered(protocol.List{Name: "users", Length: 4}))
-	next := computeStatus(sts, read, later)
+	next := computeStatus(tableServer, read, later)
 	if next.TotalLines != 4 || !next.LastStatusTime.Equal(&later) {
 		t.Errorf("after a READ: total %d at %v", next.TotalLines, next.LastStatusTime)
 	}
@@ -395,7 +395,7 @@ func TestComputeStatusChangesOnlyWithTheServer(t *testing.T) {
 		t.Errorf("Ready's lastTransitionTime moved to %v without a transition", c.LastTransitionTime)
 	}
 
-	gone := computeStatus(sts, observe(sourceHash("users", "h"), deployed(rolledOutNow, nil), noAnswer), later)
+	gone := computeStatus(tableServer, observe(sourceHash("users", "h"), deployed(rolledOutNow, nil), noAnswer), later)
 	if gone.TotalLines != 5 || !gone.LastStatusTime.Equal(&t0) {
 		t.Errorf("an unanswered poll dropped the last reading: %+v", gone)
 	}
@@ -415,13 +415,13 @@ func TestStatusListsAreBounded(t *testing.T) {
 func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 	orders := stsv1alpha1.Dataset{Name: "orders", PersistentVolumeClaim: &stsv1alpha1.ClaimSource{ClaimName: "data", Path: "orders", Match: `.*\.csv`}}
 	ordersDir := specs.DatasetPath(orders)
-	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "users", "lines"), specstest.WithConfigMapDataset("emails", "emails", "lines"),
+	tableServer := specstest.New("a", specstest.WithConfigMapDataset("users", "users", "lines"), specstest.WithConfigMapDataset("emails", "emails", "lines"),
 		specstest.WithDataset(orders), specstest.WithClaimDataset("old", "data", "old.csv", ""), specstest.WithClaimDataset("single", "data", "orders/single.csv", ""))
 	server := &protocol.Answer{
 		OK:    true,
 		Lists: []protocol.List{{Name: "emails", Length: 3}, {Name: "a.csv", Length: 1}},
 		LoadFailures: []protocol.LoadFailure{
-			{List: "users", Source: specs.DatasetPath(sts.Spec.Datasets[0]), Error: "file not found !"},
+			{List: "users", Source: specs.DatasetPath(tableServer.Spec.Datasets[0]), Error: "file not found !"},
 			{List: "big.csv", Source: ordersDir + "/big.csv", Error: "Limit exceeded: max-total-bytes=10 !"},
 			{List: "", Source: ordersDir + "/sub=.*", Error: "not this dataset's directory"},
 			{List: "notes.txt", Source: ordersDir + "/notes.txt", Error: "a file the pattern does not match"},
@@ -429,7 +429,7 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 			{List: "single", Source: ordersDir + "/single.csv", Error: "file not found !"},
 		},
 	}
-	got := unloadedDatasets(sts, server)
+	got := unloadedDatasets(tableServer, server)
 	want := []string{
 		`"users": file not found !`,
 		`"orders" file big.csv: Limit exceeded: max-total-bytes=10 !`,
@@ -439,7 +439,7 @@ func TestNotLoadedSaysWhichDatasetsAndWhy(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("unloaded datasets:\n%q\nwant\n%q", got, want)
 	}
-	st := computeStatus(sts, observe(deployed(rolledOutNow, nil), func(o *observation) { o.server.status = server }), metav1.Now())
+	st := computeStatus(tableServer, observe(deployed(rolledOutNow, nil), func(o *observation) { o.server.status = server }), metav1.Now())
 	c := meta.FindStatusCondition(st.Conditions, stsv1alpha1.ConditionDatasetsLoaded)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Message != "The table server could not load datasets: "+strings.Join(want, "; ") {
 		t.Errorf("DatasetsLoaded: %+v", c)

@@ -23,7 +23,7 @@ import (
 // its STATUS once per refresh interval: the operator's own status writes do not make it ask again.
 func TestStatusPollingKeepsItsIntervalWhileListsChange(t *testing.T) {
 	s := requireEnvtest(t)
-	_, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"}) // refresh interval 1s
+	_, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\n"}) // refresh interval 1s
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -48,9 +48,9 @@ func TestStatusPollingKeepsItsIntervalWhileListsChange(t *testing.T) {
 // servers behind one Service would hand out the same lines twice.
 func TestADeploymentScaledByHandIsPutBack(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	tableServer, _ := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
 	d := &appsv1.Deployment{}
-	d.Namespace, d.Name = sts.Namespace, sts.Name
+	d.Namespace, d.Name = tableServer.Namespace, tableServer.Name
 	s.get(t, d)
 	d.Spec.Replicas = ptr.To[int32](2)
 	d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType}
@@ -58,7 +58,7 @@ func TestADeploymentScaledByHandIsPutBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := &corev1.Service{}
-	svc.Namespace, svc.Name = sts.Namespace, sts.Name
+	svc.Namespace, svc.Name = tableServer.Namespace, tableServer.Name
 	s.get(t, svc)
 	svc.Spec.Selector = map[string]string{"app": "something-else"}
 	if err := s.k8s.Update(context.Background(), svc); err != nil {
@@ -71,7 +71,7 @@ func TestADeploymentScaledByHandIsPutBack(t *testing.T) {
 		if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 			return fmt.Errorf("replicas %d, strategy %s", *d.Spec.Replicas, d.Spec.Strategy.Type)
 		}
-		if want := specs.SelectorLabels(sts); !maps.Equal(svc.Spec.Selector, want) {
+		if want := specs.SelectorLabels(tableServer); !maps.Equal(svc.Spec.Selector, want) {
 			return fmt.Errorf("Service selector %v, want %v", svc.Spec.Selector, want)
 		}
 		return nil
@@ -82,28 +82,28 @@ func TestADeploymentScaledByHandIsPutBack(t *testing.T) {
 // the objects it removes (under foreground deletion they go first, while the resource stays).
 func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, _ := s.servedSTS(t, "", map[string]string{"users": "u1\n"})
+	tableServer, _ := s.servedTableServer(t, "", map[string]string{"users": "u1\n"})
 	const hold = "test.sts.tableserver.dev/hold"
-	s.get(t, sts)
-	sts.Finalizers = append(sts.Finalizers, hold)
-	if err := s.k8s.Update(context.Background(), sts); err != nil {
+	s.get(t, tableServer)
+	tableServer.Finalizers = append(tableServer.Finalizers, hold)
+	if err := s.k8s.Update(context.Background(), tableServer); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cur := sts.DeepCopy()
-		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), cur); err == nil {
+		cur := tableServer.DeepCopy()
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(tableServer), cur); err == nil {
 			cur.Finalizers = nil
 			_ = s.k8s.Update(context.Background(), cur)
 		}
 	})
-	if err := s.k8s.Delete(context.Background(), sts); err != nil {
+	if err := s.k8s.Delete(context.Background(), tableServer); err != nil {
 		t.Fatal(err)
 	}
 	// Once the operator's cache shows the deletion (a reconcile that read the resource before it
 	// may still run, and rebuild what it finds missing, as on any cluster)...
 	eventually(t, reconcileWait, func() error {
 		cur := &stsv1alpha1.SimpleTableServer{}
-		if err := s.reconciler.Get(context.Background(), client.ObjectKeyFromObject(sts), cur); err != nil {
+		if err := s.reconciler.Get(context.Background(), client.ObjectKeyFromObject(tableServer), cur); err != nil {
 			return err
 		}
 		if cur.DeletionTimestamp.IsZero() {
@@ -114,8 +114,8 @@ func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
 	time.Sleep(2 * time.Second) // ...and a reconcile that started before it has ended,
 	// envtest runs no garbage collector: the test removes the children as it would.
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
-		obj.SetNamespace(sts.Namespace)
-		obj.SetName(sts.Name)
+		obj.SetNamespace(tableServer.Namespace)
+		obj.SetName(tableServer.Name)
 		if err := s.k8s.Delete(context.Background(), obj); err != nil {
 			t.Fatal(err)
 		}
@@ -123,7 +123,7 @@ func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
 
 	time.Sleep(3 * time.Second) // three refresh intervals
 	for _, obj := range []client.Object{&appsv1.Deployment{}, &corev1.Service{}} {
-		err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: sts.Namespace, Name: sts.Name}, obj)
+		err := s.k8s.Get(context.Background(), client.ObjectKey{Namespace: tableServer.Namespace, Name: tableServer.Name}, obj)
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("%T of a resource being deleted: %v, want it not recreated", obj, err)
 		}
@@ -135,9 +135,9 @@ func TestAResourceBeingDeletedIsNotRebuilt(t *testing.T) {
 // changes, not at every poll.
 func TestASourceIsReadFromTheAPIServerOnlyWhenItChanges(t *testing.T) {
 	s := requireEnvtest(t)
-	sts, ts := s.servedSTS(t, "", map[string]string{"users": "u1\n"}) // ConfigMap "users", refresh 1s
+	tableServer, ts := s.servedTableServer(t, "", map[string]string{"users": "u1\n"}) // ConfigMap "users", refresh 1s
 	reader := s.reconciler.APIReader.(*countingReader)
-	key := client.ObjectKey{Namespace: sts.Namespace, Name: "users"}
+	key := client.ObjectKey{Namespace: tableServer.Namespace, Name: "users"}
 	before := reader.readsOf(key)
 	if before == 0 {
 		t.Fatal("the ConfigMap was never read from the API server")
@@ -146,7 +146,7 @@ func TestASourceIsReadFromTheAPIServerOnlyWhenItChanges(t *testing.T) {
 	if n := reader.readsOf(key) - before; n != 0 {
 		t.Errorf("%d reads of an unchanged ConfigMap in three polls", n)
 	}
-	s.updateConfigMap(t, sts.Namespace, "users", "u1\nu2\n")
+	s.updateConfigMap(t, tableServer.Namespace, "users", "u1\nu2\n")
 	eventually(t, reconcileWait, func() error {
 		if reader.readsOf(key) == before {
 			return fmt.Errorf("the changed ConfigMap was not read")

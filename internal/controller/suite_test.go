@@ -158,13 +158,13 @@ type testEndpoints struct {
 }
 
 // BaseURL implements EndpointResolver.
-func (e *testEndpoints) BaseURL(sts *stsv1alpha1.SimpleTableServer) string {
+func (e *testEndpoints) BaseURL(tableServer *stsv1alpha1.SimpleTableServer) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if u, ok := e.urls[sts.Namespace+"/"+sts.Name]; ok {
+	if u, ok := e.urls[tableServer.Namespace+"/"+tableServer.Name]; ok {
 		return u
 	}
-	if u, ok := e.urls[sts.Namespace]; ok {
+	if u, ok := e.urls[tableServer.Namespace]; ok {
 		return u
 	}
 	return unreachableURL
@@ -384,17 +384,17 @@ func (s *envtestSuite) get(t testing.TB, obj client.Object) {
 	}
 }
 
-// update changes sts as a user would, again on the latest copy until the API server takes it:
+// update changes tableServer as a user would, again on the latest copy until the API server takes it:
 // the reconciler writes the resource's status meanwhile, and an update of an older copy conflicts.
-// sts holds what was written.
-func (s *envtestSuite) update(t testing.TB, sts *stsv1alpha1.SimpleTableServer, change func(*stsv1alpha1.SimpleTableServer)) {
+// tableServer holds what was written.
+func (s *envtestSuite) update(t testing.TB, tableServer *stsv1alpha1.SimpleTableServer, change func(*stsv1alpha1.SimpleTableServer)) {
 	t.Helper()
 	eventually(t, reconcileWait, func() error {
-		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), sts); err != nil {
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(tableServer), tableServer); err != nil {
 			return err
 		}
-		change(sts)
-		return s.k8s.Update(context.Background(), sts)
+		change(tableServer)
+		return s.k8s.Update(context.Background(), tableServer)
 	})
 }
 
@@ -405,19 +405,19 @@ func eventually(t testing.TB, timeout time.Duration, check func() error) {
 	testutil.Eventually(t, timeout, 50*time.Millisecond, check)
 }
 
-// waitForCondition waits until sts (re-read) has condition typ with status and reason for its
+// waitForCondition waits until tableServer (re-read) has condition typ with status and reason for its
 // current generation, and returns the resource as read then.
-func (s *envtestSuite) waitForCondition(t testing.TB, sts *stsv1alpha1.SimpleTableServer, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) *stsv1alpha1.SimpleTableServer {
+func (s *envtestSuite) waitForCondition(t testing.TB, tableServer *stsv1alpha1.SimpleTableServer, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) *stsv1alpha1.SimpleTableServer {
 	t.Helper()
-	return s.waitForMessage(t, sts, typ, status, reason, "", timeout)
+	return s.waitForMessage(t, tableServer, typ, status, reason, "", timeout)
 }
 
 // waitForMessage is waitForCondition for a condition whose message also holds part.
-func (s *envtestSuite) waitForMessage(t testing.TB, sts *stsv1alpha1.SimpleTableServer, typ string, status metav1.ConditionStatus, reason, part string, timeout time.Duration) *stsv1alpha1.SimpleTableServer {
+func (s *envtestSuite) waitForMessage(t testing.TB, tableServer *stsv1alpha1.SimpleTableServer, typ string, status metav1.ConditionStatus, reason, part string, timeout time.Duration) *stsv1alpha1.SimpleTableServer {
 	t.Helper()
 	cur := &stsv1alpha1.SimpleTableServer{}
 	eventually(t, timeout, func() error {
-		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), cur); err != nil {
+		if err := s.k8s.Get(context.Background(), client.ObjectKeyFromObject(tableServer), cur); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(cur.Status.Conditions, typ)
@@ -430,13 +430,13 @@ func (s *envtestSuite) waitForMessage(t testing.TB, sts *stsv1alpha1.SimpleTable
 }
 
 // forEachEvent calls f with the type, reason and note of every event about sts.
-func (s *envtestSuite) forEachEvent(sts *stsv1alpha1.SimpleTableServer, f func(eventType, reason, note string)) error {
+func (s *envtestSuite) forEachEvent(tableServer *stsv1alpha1.SimpleTableServer, f func(eventType, reason, note string)) error {
 	var events eventsv1.EventList
-	if err := s.k8s.List(context.Background(), &events, client.InNamespace(sts.Namespace)); err != nil {
+	if err := s.k8s.List(context.Background(), &events, client.InNamespace(tableServer.Namespace)); err != nil {
 		return err
 	}
 	for _, e := range events.Items {
-		if e.Regarding.Kind == "SimpleTableServer" && e.Regarding.Name == sts.Name {
+		if e.Regarding.Kind == "SimpleTableServer" && e.Regarding.Name == tableServer.Name {
 			f(e.Type, e.Reason, e.Note)
 		}
 	}

@@ -38,28 +38,28 @@ func newAcceptedTokens() *acceptedTokens {
 	return &acceptedTokens{tokens: map[types.NamespacedName]acceptedToken{}}
 }
 
-// previous returns the token sts's server last accepted from sts's current token Secret key.
-func (a *acceptedTokens) previous(sts *stsv1alpha1.SimpleTableServer) (string, bool) {
-	ref := sts.Spec.Server.AuthTokenSecret
+// previous returns the token tableServer's server last accepted from tableServer's current token Secret key.
+func (a *acceptedTokens) previous(tableServer *stsv1alpha1.SimpleTableServer) (string, bool) {
+	ref := tableServer.Spec.Server.AuthTokenSecret
 	if ref == nil {
 		return "", false
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	t, ok := a.tokens[client.ObjectKeyFromObject(sts)]
-	if !ok || t.uid != sts.UID || t.secret != *ref {
+	t, ok := a.tokens[client.ObjectKeyFromObject(tableServer)]
+	if !ok || t.uid != tableServer.UID || t.secret != *ref {
 		return "", false
 	}
 	return t.token, true
 }
 
-// accepted records that sts's server accepted token at now: the Secret's (current) or the
+// accepted records that tableServer's server accepted token at now: the Secret's (current) or the
 // previous one. It reports, once per such period, a server that has taken only the previous
 // token for longer than tokenLag: one whose image predates token rotation never takes the new
 // one, and its clients with the new token are refused.
-func (a *acceptedTokens) accepted(sts *stsv1alpha1.SimpleTableServer, token string, current bool, now time.Time) (overdue bool) {
-	ref := sts.Spec.Server.AuthTokenSecret
-	key := client.ObjectKeyFromObject(sts)
+func (a *acceptedTokens) accepted(tableServer *stsv1alpha1.SimpleTableServer, token string, current bool, now time.Time) (overdue bool) {
+	ref := tableServer.Spec.Server.AuthTokenSecret
+	key := client.ObjectKeyFromObject(tableServer)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if ref == nil {
@@ -67,7 +67,7 @@ func (a *acceptedTokens) accepted(sts *stsv1alpha1.SimpleTableServer, token stri
 		return false
 	}
 	t := a.tokens[key]
-	next := acceptedToken{uid: sts.UID, secret: *ref, token: token}
+	next := acceptedToken{uid: tableServer.UID, secret: *ref, token: token}
 	if !current {
 		next.since, next.warned = t.since, t.warned
 		if next.since.IsZero() {

@@ -15,10 +15,10 @@ import (
 // same name, nor after the resource is gone.
 func TestAcceptedTokensStayWithTheirResourceAndSecret(t *testing.T) {
 	tokens := newAcceptedTokens()
-	sts := specstest.New("a", specstest.WithAuthToken("token", "key"))
-	sts.UID = "first"
-	tokens.accepted(sts, "old", true, time.Now())
-	if got, ok := tokens.previous(sts); !ok || got != "old" {
+	tableServer := specstest.New("a", specstest.WithAuthToken("token", "key"))
+	tableServer.UID = "first"
+	tokens.accepted(tableServer, "old", true, time.Now())
+	if got, ok := tokens.previous(tableServer); !ok || got != "old" {
 		t.Fatalf("previous = %q, %v; want old", got, ok)
 	}
 	otherSecret := specstest.New("a", specstest.WithAuthToken("other", "key"))
@@ -30,8 +30,8 @@ func TestAcceptedTokensStayWithTheirResourceAndSecret(t *testing.T) {
 			t.Errorf("%s was offered %q", name, got)
 		}
 	}
-	tokens.forget(client.ObjectKeyFromObject(sts))
-	if got, ok := tokens.previous(sts); ok {
+	tokens.forget(client.ObjectKeyFromObject(tableServer))
+	if got, ok := tokens.previous(tableServer); ok {
 		t.Errorf("a forgotten resource was offered %q", got)
 	}
 }
@@ -40,9 +40,9 @@ func TestAcceptedTokensStayWithTheirResourceAndSecret(t *testing.T) {
 // reported once, and again only after it took the Secret's token and fell back once more.
 func TestServerKeepingThePreviousTokenIsReportedOnce(t *testing.T) {
 	tokens := newAcceptedTokens()
-	sts := specstest.New("a", specstest.WithAuthToken("token", "key"))
+	tableServer := specstest.New("a", specstest.WithAuthToken("token", "key"))
 	t0 := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	tokens.accepted(sts, "old", true, t0)
+	tokens.accepted(tableServer, "old", true, t0)
 	for _, step := range []struct {
 		token   string
 		current bool
@@ -57,7 +57,7 @@ func TestServerKeepingThePreviousTokenIsReportedOnce(t *testing.T) {
 		{"new", false, 9 * time.Minute, false}, // a second rotation
 		{"new", false, 15 * time.Minute, true},
 	} {
-		if got := tokens.accepted(sts, step.token, step.current, t0.Add(step.at)); got != step.overdue {
+		if got := tokens.accepted(tableServer, step.token, step.current, t0.Add(step.at)); got != step.overdue {
 			t.Errorf("at %v, %s accepted (current %v): overdue %v, want %v", step.at, step.token, step.current, got, step.overdue)
 		}
 	}

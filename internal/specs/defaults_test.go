@@ -48,14 +48,14 @@ func TestDefaultsReachThePodsThatDoNotSetTheirOwn(t *testing.T) {
 		s.Spec.Service = stsv1alpha1.ServiceOptions{Type: corev1.ServiceTypeNodePort, Annotations: map[string]string{"lb": "external"}}
 	}
 	tests := map[string]struct {
-		sts *stsv1alpha1.SimpleTableServer
+		tableServer *stsv1alpha1.SimpleTableServer
 		// want: the pod fields expected; the pod's labels and annotations, the Service's.
 		want                                                   stsv1alpha1.SimpleTableServerSpec
 		wantLabels, wantPodAnnotations, wantServiceAnnotations map[string]string
 		wantServiceType                                        corev1.ServiceType
 	}{
 		"a resource that sets nothing gets every default": {
-			sts: specstest.New("a", func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Service.Type = corev1.ServiceTypeClusterIP }),
+			tableServer: specstest.New("a", func(s *stsv1alpha1.SimpleTableServer) { s.Spec.Service.Type = corev1.ServiceTypeClusterIP }),
 			want: stsv1alpha1.SimpleTableServerSpec{
 				ImagePullPolicy: defaults.ImagePullPolicy, ImagePullSecrets: defaults.ImagePullSecrets, Resources: *defaults.Resources,
 				NodeSelector: defaults.NodeSelector, Tolerations: defaults.Tolerations, Affinity: defaults.Affinity,
@@ -67,7 +67,7 @@ func TestDefaultsReachThePodsThatDoNotSetTheirOwn(t *testing.T) {
 			wantServiceType:        corev1.ServiceTypeLoadBalancer,
 		},
 		"a resource's own values win, field by field and key by key": {
-			sts:                    specstest.New("a", own),
+			tableServer:            specstest.New("a", own),
 			want:                   specstest.New("a", own).Spec,
 			wantLabels:             map[string]string{"team": "checkout", "cost-centre": "qa"},
 			wantPodAnnotations:     map[string]string{"sidecar.istio.io/inject": "true"},
@@ -77,9 +77,9 @@ func TestDefaultsReachThePodsThatDoNotSetTheirOwn(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			before := tc.sts.DeepCopy()
-			run := defaults.Apply(tc.sts)
-			if !reflect.DeepEqual(tc.sts, before) {
+			before := tc.tableServer.DeepCopy()
+			run := defaults.Apply(tc.tableServer)
+			if !reflect.DeepEqual(tc.tableServer, before) {
 				t.Error("Apply changed the resource it was given")
 			}
 			pod := Deployment(run, specstest.Image, defaults).Spec.Template
@@ -123,15 +123,15 @@ func TestDefaultsReachThePodsThatDoNotSetTheirOwn(t *testing.T) {
 }
 
 func TestDefaultSecurityContextsReplaceTheHardenedOnes(t *testing.T) {
-	sts := specstest.New("a")
-	hardened := Deployment(sts, specstest.Image, nil).Spec.Template.Spec
+	tableServer := specstest.New("a")
+	hardened := Deployment(tableServer, specstest.Image, nil).Spec.Template.Spec
 	if sc := hardened.SecurityContext; sc == nil || ptr.Deref(sc.RunAsUser, 0) != nonRootID || !ptr.Deref(sc.RunAsNonRoot, false) {
 		t.Fatalf("pod security context without defaults %+v, want the hardened one", sc)
 	}
-	if !reflect.DeepEqual(Deployment(sts, specstest.Image, &Defaults{PriorityClassName: "x"}).Spec.Template.Spec.SecurityContext, hardened.SecurityContext) {
+	if !reflect.DeepEqual(Deployment(tableServer, specstest.Image, &Defaults{PriorityClassName: "x"}).Spec.Template.Spec.SecurityContext, hardened.SecurityContext) {
 		t.Error("defaults without security contexts changed the hardened ones")
 	}
-	pod := Deployment(defaults.Apply(sts), specstest.Image, defaults).Spec.Template.Spec
+	pod := Deployment(defaults.Apply(tableServer), specstest.Image, defaults).Spec.Template.Spec
 	// OpenShift's restricted SCC assigns the user ID: the default leaves runAsUser out.
 	if !reflect.DeepEqual(pod.SecurityContext, defaults.PodSecurityContext) || pod.SecurityContext.RunAsUser != nil {
 		t.Errorf("pod security context %+v, want the default's %+v", pod.SecurityContext, defaults.PodSecurityContext)
@@ -142,12 +142,12 @@ func TestDefaultSecurityContextsReplaceTheHardenedOnes(t *testing.T) {
 }
 
 func TestNoDefaultsChangeNothing(t *testing.T) {
-	sts := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
+	tableServer := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
 	var none *Defaults
-	if got := none.Apply(sts); got != sts {
+	if got := none.Apply(tableServer); got != tableServer {
 		t.Error("nil defaults copied or changed the resource")
 	}
-	if a, b := Deployment((&Defaults{}).Apply(sts), specstest.Image, &Defaults{}), Deployment(sts, specstest.Image, nil); !reflect.DeepEqual(a, b) {
+	if a, b := Deployment((&Defaults{}).Apply(tableServer), specstest.Image, &Defaults{}), Deployment(tableServer, specstest.Image, nil); !reflect.DeepEqual(a, b) {
 		t.Errorf("empty defaults changed the Deployment:\n%+v\n%+v", a.Spec.Template.Spec, b.Spec.Template.Spec)
 	}
 }

@@ -51,23 +51,23 @@ const (
 // spec.replicas pods sharing the lists, spread over nodes and zones, rolled one at a time
 // without ever leaving none ready. image runs the server (see ServerImage). Secrets (the auth
 // token, the Redis credentials) are mounted, not written into the pod: the server reads a
-// rotated token in place. sts carries the operator's defaults (its default Redis where the
+// rotated token in place. tableServer carries the operator's defaults (its default Redis where the
 // resource names none, and Defaults.Apply's fields); defaults' security contexts, when set,
 // replace the hardened ones (nil defaults: none).
-func Deployment(sts *stsv1alpha1.SimpleTableServer, image string, defaults *Defaults) *appsv1.Deployment {
-	volumes, mounts, loadArgs := datasetVolumes(sts)
+func Deployment(tableServer *stsv1alpha1.SimpleTableServer, image string, defaults *Defaults) *appsv1.Deployment {
+	volumes, mounts, loadArgs := datasetVolumes(tableServer)
 	podSecurity, containerSecurity := defaults.podSecurity()
-	podLabels := Merged(sts.Spec.PodLabels, ownedLabels(sts))
-	podAnnotations := Merged(scrapeAnnotations, sts.Spec.PodAnnotations)
-	if at, ok := sts.Annotations[stsv1alpha1.AnnotationRestartedAt]; ok {
+	podLabels := Merged(tableServer.Spec.PodLabels, ownedLabels(tableServer))
+	podAnnotations := Merged(scrapeAnnotations, tableServer.Spec.PodAnnotations)
+	if at, ok := tableServer.Annotations[stsv1alpha1.AnnotationRestartedAt]; ok {
 		podAnnotations[stsv1alpha1.AnnotationRestartedAt] = at
 	}
 	d := &appsv1.Deployment{
-		ObjectMeta: objectMeta(sts, sts.Name, image),
+		ObjectMeta: objectMeta(tableServer, tableServer.Name, image),
 		Spec: appsv1.DeploymentSpec{
-			Replicas:             ptr.To(Replicas(sts)),
-			Selector:             &metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
-			Strategy:             strategy(sts),
+			Replicas:             ptr.To(Replicas(tableServer)),
+			Selector:             &metav1.LabelSelector{MatchLabels: SelectorLabels(tableServer)},
+			Strategy:             strategy(tableServer),
 			RevisionHistoryLimit: ptr.To[int32](3),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: podAnnotations},
@@ -80,24 +80,24 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string, defaults *Defa
 					Containers: []corev1.Container{{
 						Name:            ContainerName,
 						Image:           image,
-						ImagePullPolicy: sts.Spec.ImagePullPolicy,
+						ImagePullPolicy: tableServer.Spec.ImagePullPolicy,
 						Command:         []string{serverBinary},
-						Args:            append(serverArgs(sts), loadArgs...),
+						Args:            append(serverArgs(tableServer), loadArgs...),
 						Ports:           []corev1.ContainerPort{{Name: serverPortName, ContainerPort: ServerPort, Protocol: corev1.ProtocolTCP}},
-						Lifecycle:       lifecycle(sts),
+						Lifecycle:       lifecycle(tableServer),
 						ReadinessProbe:  httpProbe("/readyz", 5),
 						LivenessProbe:   httpProbe("/healthz", 10),
-						Resources:       sts.Spec.Resources,
+						Resources:       tableServer.Spec.Resources,
 						VolumeMounts:    mounts,
 						SecurityContext: containerSecurity,
 					}},
 					Volumes:                   volumes,
-					ImagePullSecrets:          sts.Spec.ImagePullSecrets,
-					NodeSelector:              sts.Spec.NodeSelector,
-					Tolerations:               sts.Spec.Tolerations,
-					Affinity:                  sts.Spec.Affinity,
-					PriorityClassName:         sts.Spec.PriorityClassName,
-					TopologySpreadConstraints: topologySpread(sts),
+					ImagePullSecrets:          tableServer.Spec.ImagePullSecrets,
+					NodeSelector:              tableServer.Spec.NodeSelector,
+					Tolerations:               tableServer.Spec.Tolerations,
+					Affinity:                  tableServer.Spec.Affinity,
+					PriorityClassName:         tableServer.Spec.PriorityClassName,
+					TopologySpreadConstraints: topologySpread(tableServer),
 				},
 			},
 		},
@@ -114,8 +114,8 @@ func Deployment(sts *stsv1alpha1.SimpleTableServer, image string, defaults *Defa
 // strategy replaces a memory server's pod only once the old one is gone (Recreate: two servers
 // would each hold their own lists), and Redis-backed pods one at a time, a new one ready before
 // an old one stops, so that the Service always has a ready pod.
-func strategy(sts *stsv1alpha1.SimpleTableServer) appsv1.DeploymentStrategy {
-	if !Shared(sts) {
+func strategy(tableServer *stsv1alpha1.SimpleTableServer) appsv1.DeploymentStrategy {
+	if !Shared(tableServer) {
 		return appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
 	return appsv1.DeploymentStrategy{
@@ -130,9 +130,9 @@ func strategy(sts *stsv1alpha1.SimpleTableServer) appsv1.DeploymentStrategy {
 // topologySpread is spec.topologySpreadConstraints, or by default, for several replicas, a spread
 // over nodes and zones that the scheduler follows where it can: a single-node cluster still
 // runs them all. pod-template-hash keeps a rollout's new pods from counting the old ones.
-func topologySpread(sts *stsv1alpha1.SimpleTableServer) []corev1.TopologySpreadConstraint {
-	if len(sts.Spec.TopologySpreadConstraints) > 0 || Replicas(sts) == 1 {
-		return sts.Spec.TopologySpreadConstraints
+func topologySpread(tableServer *stsv1alpha1.SimpleTableServer) []corev1.TopologySpreadConstraint {
+	if len(tableServer.Spec.TopologySpreadConstraints) > 0 || Replicas(tableServer) == 1 {
+		return tableServer.Spec.TopologySpreadConstraints
 	}
 	var spread []corev1.TopologySpreadConstraint
 	for _, key := range []string{corev1.LabelHostname, corev1.LabelTopologyZone} {
@@ -140,7 +140,7 @@ func topologySpread(sts *stsv1alpha1.SimpleTableServer) []corev1.TopologySpreadC
 			MaxSkew:           1,
 			TopologyKey:       key,
 			WhenUnsatisfiable: corev1.ScheduleAnyway,
-			LabelSelector:     &metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: SelectorLabels(tableServer)},
 			MatchLabelKeys:    []string{appsv1.DefaultDeploymentUniqueLabelKey},
 		})
 	}
@@ -154,29 +154,29 @@ const preStopSleep = 5
 
 // lifecycle delays the stop of a pod that others share the load with (preStopSleep); a memory
 // server's one pod stops at once, its replacement waiting for it.
-func lifecycle(sts *stsv1alpha1.SimpleTableServer) *corev1.Lifecycle {
-	if !Shared(sts) {
+func lifecycle(tableServer *stsv1alpha1.SimpleTableServer) *corev1.Lifecycle {
+	if !Shared(tableServer) {
 		return nil
 	}
 	return &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: preStopSleep}}}
 }
 
-// ServerImage decides the image of sts's table server, given the Deployment that runs it now
+// ServerImage decides the image of tableServer's table server, given the Deployment that runs it now
 // (nil before there is one): spec.image when set; otherwise the image the Deployment already
 // runs, so that an operator upgrade with a new default image restarts no server; the default
 // for a new server, and when the user asks for a restart with a new value of the
 // sts.tableserver.dev/restartedAt annotation. A pod template of a release that restarted servers
 // for a new auth token (legacyAuthTokenHashAnnotation) is rolled once anyway: it gets the
 // default image too, whose server takes a rotated token in place; the old one never would.
-func ServerImage(sts *stsv1alpha1.SimpleTableServer, defaultImage string, running *appsv1.Deployment) string {
-	if sts.Spec.Image != "" {
-		return sts.Spec.Image
+func ServerImage(tableServer *stsv1alpha1.SimpleTableServer, defaultImage string, running *appsv1.Deployment) string {
+	if tableServer.Spec.Image != "" {
+		return tableServer.Spec.Image
 	}
-	if running == nil || restartRequested(sts, running) {
+	if running == nil || restartRequested(tableServer, running) {
 		return defaultImage
 	}
 	if _, legacy := running.Spec.Template.Annotations[legacyAuthTokenHashAnnotation]; legacy {
-		if _, own := sts.Spec.PodAnnotations[legacyAuthTokenHashAnnotation]; !own {
+		if _, own := tableServer.Spec.PodAnnotations[legacyAuthTokenHashAnnotation]; !own {
 			return defaultImage
 		}
 	}
@@ -188,9 +188,9 @@ func ServerImage(sts *stsv1alpha1.SimpleTableServer, defaultImage string, runnin
 
 // restartRequested is true when the resource's restartedAt annotation differs from the one
 // the running pod template was built with.
-func restartRequested(sts *stsv1alpha1.SimpleTableServer, running *appsv1.Deployment) bool {
+func restartRequested(tableServer *stsv1alpha1.SimpleTableServer, running *appsv1.Deployment) bool {
 	const key = stsv1alpha1.AnnotationRestartedAt
-	return sts.Annotations[key] != running.Spec.Template.Annotations[key]
+	return tableServer.Annotations[key] != running.Spec.Template.Annotations[key]
 }
 
 // ServerContainer is d's table-server container, nil when it has none.
@@ -213,24 +213,24 @@ func RunningImage(d *appsv1.Deployment) string {
 
 // durable says whether the server journals its lists (spec.server.durability): by default
 // when its storage is a claim, which outlives the pod. The Redis backend has no journal.
-func durable(sts *stsv1alpha1.SimpleTableServer) bool {
-	if Shared(sts) {
+func durable(tableServer *stsv1alpha1.SimpleTableServer) bool {
+	if Shared(tableServer) {
 		return false
 	}
-	switch sts.Spec.Server.Durability {
+	switch tableServer.Spec.Server.Durability {
 	case stsv1alpha1.DurabilityEnabled:
 		return true
 	case stsv1alpha1.DurabilityDisabled:
 		return false
 	default:
-		return sts.Spec.Storage != nil
+		return tableServer.Spec.Storage != nil
 	}
 }
 
 // serverArgs are the table server's flags from spec.server; every boolean is explicit because
 // the server's own defaults are the standalone original's (STOP allowed).
-func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
-	opts := sts.Spec.Server
+func serverArgs(tableServer *stsv1alpha1.SimpleTableServer) []string {
+	opts := tableServer.Spec.Server
 	args := []string{
 		"--bind=0.0.0.0",
 		"--port=" + strconv.Itoa(ServerPort),
@@ -251,17 +251,17 @@ func serverArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 		// /metrics names every list and its traffic: behind the same token as the lines.
 		args = append(args, "--auth-token-file="+path.Join(authTokenDir, authTokenFile), "--metrics-auth")
 	}
-	if durable(sts) {
+	if durable(tableServer) {
 		args = append(args, durabilityArgs(opts)...)
 	}
-	if Shared(sts) {
-		args = append(args, redisArgs(sts)...)
+	if Shared(tableServer) {
+		args = append(args, redisArgs(tableServer)...)
 	}
 	args = append(args, limitArgs(opts.Limits)...)
-	if budget, derived := memoryBudget(sts); derived {
+	if budget, derived := memoryBudget(tableServer); derived {
 		args = append(args, "--max-total-bytes="+strconv.FormatInt(budget, 10))
 	}
-	return append(args, leaseArgs(sts)...)
+	return append(args, leaseArgs(tableServer)...)
 }
 
 // serverMemoryBase is what the table server holds beyond its lists' budget (cmd/sts memoryBase):
@@ -272,9 +272,9 @@ const serverMemoryBase = 64 << 20
 // budget of its own and keeps its lists in memory: the largest budget whose bound (twice the
 // budget and serverMemoryBase) fits the limit, so that clients filling the lists meet a 507
 // rather than the OOM killer; a quarter of a limit too small for that.
-func memoryBudget(sts *stsv1alpha1.SimpleTableServer) (int64, bool) {
-	limit, set := sts.Spec.Resources.Limits[corev1.ResourceMemory]
-	if !set || sts.Spec.Server.Limits.MaxTotalBytes != nil || Shared(sts) {
+func memoryBudget(tableServer *stsv1alpha1.SimpleTableServer) (int64, bool) {
+	limit, set := tableServer.Spec.Resources.Limits[corev1.ResourceMemory]
+	if !set || tableServer.Spec.Server.Limits.MaxTotalBytes != nil || Shared(tableServer) {
 		return 0, false
 	}
 	bytes := limit.Value()
@@ -286,12 +286,14 @@ func memoryBudget(sts *stsv1alpha1.SimpleTableServer) (int64, bool) {
 
 // ListsOutlivePods says whether a new pod finds the lists its predecessor left, and so keeps
 // them instead of loading its datasets again: from a journal, or from Redis.
-func ListsOutlivePods(sts *stsv1alpha1.SimpleTableServer) bool { return durable(sts) || Shared(sts) }
+func ListsOutlivePods(tableServer *stsv1alpha1.SimpleTableServer) bool {
+	return durable(tableServer) || Shared(tableServer)
+}
 
 // redisArgs point the server at spec.backend.redis (the operator's default Redis where the
 // resource names none).
-func redisArgs(sts *stsv1alpha1.SimpleTableServer) []string {
-	r := sts.Spec.Backend.Redis
+func redisArgs(tableServer *stsv1alpha1.SimpleTableServer) []string {
+	r := tableServer.Spec.Backend.Redis
 	if r == nil {
 		r = &stsv1alpha1.RedisBackend{}
 	}
@@ -304,7 +306,7 @@ func redisArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	}
 	args := []string{
 		fmt.Sprintf("--redis-url=%s://%s/%d", scheme, host, ptr.Deref(r.Database, 0)),
-		"--redis-key-prefix=" + redisKeyPrefix(sts),
+		"--redis-key-prefix=" + redisKeyPrefix(tableServer),
 	}
 	if s := r.Sentinel; s != nil {
 		args = append(args, "--redis-sentinel-master="+s.MasterName, "--redis-sentinel-addrs="+strings.Join(s.Addresses, ","))
@@ -332,11 +334,11 @@ func redisArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 
 // redisKeyPrefix is spec.backend.redis.keyPrefix, by default one of this resource's own, so that
 // two resources sharing a Redis never share lists by accident.
-func redisKeyPrefix(sts *stsv1alpha1.SimpleTableServer) string {
-	if r := sts.Spec.Backend.Redis; r != nil && r.KeyPrefix != "" {
+func redisKeyPrefix(tableServer *stsv1alpha1.SimpleTableServer) string {
+	if r := tableServer.Spec.Backend.Redis; r != nil && r.KeyPrefix != "" {
 		return r.KeyPrefix
 	}
-	return "sts:" + sts.Namespace + "/" + sts.Name + ":"
+	return "sts:" + tableServer.Namespace + "/" + tableServer.Name + ":"
 }
 
 // PasswordKey is the credentials Secret's key holding the password.
@@ -390,9 +392,9 @@ func limitArgs(l stsv1alpha1.ServerLimits) []string {
 }
 
 // leaseArgs pass the lease options that are set, and each dataset's own maxDeliveries.
-func leaseArgs(sts *stsv1alpha1.SimpleTableServer) []string {
+func leaseArgs(tableServer *stsv1alpha1.SimpleTableServer) []string {
 	var args []string
-	l := sts.Spec.Server.Leases
+	l := tableServer.Spec.Server.Leases
 	if l.MaxLease != nil {
 		args = append(args, "--max-lease="+l.MaxLease.Duration.String())
 	}
@@ -402,7 +404,7 @@ func leaseArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 	if l.RequestIDWindow != nil {
 		args = append(args, "--request-id-window="+l.RequestIDWindow.Duration.String())
 	}
-	for _, ds := range sts.Spec.Datasets {
+	for _, ds := range tableServer.Spec.Datasets {
 		if ds.MaxDeliveries != nil {
 			args = append(args, fmt.Sprintf("--max-deliveries-list=%s=%d", ds.Name, *ds.MaxDeliveries))
 		}
@@ -412,12 +414,12 @@ func leaseArgs(sts *stsv1alpha1.SimpleTableServer) []string {
 
 // datasetVolumes returns the pod's volumes and the container's mounts (the writable dataset
 // directory, each source read-only, the auth token) and the flags that load every dataset.
-func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []corev1.VolumeMount, []string) {
-	volumes := []corev1.Volume{storageVolume(sts)}
+func datasetVolumes(tableServer *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []corev1.VolumeMount, []string) {
+	volumes := []corev1.Volume{storageVolume(tableServer)}
 	mounts := []corev1.VolumeMount{{Name: volumes[0].Name, MountPath: dataDir}}
 	var args []string
 	claims := map[string]bool{} // one volume per claim
-	for _, ds := range sts.Spec.Datasets {
+	for _, ds := range tableServer.Spec.Datasets {
 		switch {
 		case ds.ConfigMap != nil, ds.Secret != nil:
 			name := datasetVolumeName(ds.Name)
@@ -444,10 +446,10 @@ func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []core
 		}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
 	}
-	if tok := sts.Spec.Server.AuthTokenSecret; tok != nil {
+	if tok := tableServer.Spec.Server.AuthTokenSecret; tok != nil {
 		secret("auth-token", authTokenDir, tok.Name, corev1.KeyToPath{Key: tok.Key, Path: authTokenFile})
 	}
-	if r := sts.Spec.Backend.Redis; Shared(sts) && r != nil {
+	if r := tableServer.Spec.Backend.Redis; Shared(tableServer) && r != nil {
 		if c := r.CredentialsSecret; c != nil {
 			items := []corev1.KeyToPath{{Key: PasswordKey(c), Path: redisPasswordFile}}
 			if c.UsernameKey != "" {
@@ -462,15 +464,15 @@ func datasetVolumes(sts *stsv1alpha1.SimpleTableServer) ([]corev1.Volume, []core
 	return volumes, mounts, args
 }
 
-func storageVolume(sts *stsv1alpha1.SimpleTableServer) corev1.Volume {
+func storageVolume(tableServer *stsv1alpha1.SimpleTableServer) corev1.Volume {
 	v := corev1.Volume{Name: "data"}
-	switch st := sts.Spec.Storage; {
+	switch st := tableServer.Spec.Storage; {
 	case st == nil:
 		v.EmptyDir = &corev1.EmptyDirVolumeSource{}
 	case st.ExistingClaim != "":
 		v.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: st.ExistingClaim}
 	default:
-		v.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(sts)}
+		v.PersistentVolumeClaim = &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(tableServer)}
 	}
 	return v
 }

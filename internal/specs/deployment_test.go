@@ -38,14 +38,14 @@ func volumeAt(t *testing.T, d *appsv1.Deployment, p string) (corev1.Volume, core
 
 func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 	tests := map[string]struct {
-		sts       *stsv1alpha1.SimpleTableServer
-		wantFlags []string // "--load LIST" or "--load-dir PATTERN", in order
+		tableServer *stsv1alpha1.SimpleTableServer
+		wantFlags   []string // "--load LIST" or "--load-dir PATTERN", in order
 		// check inspects the volume and mount behind each flag, in the same order.
 		check []func(t *testing.T, v corev1.Volume, file string)
 	}{
 		"configMap key": {
-			sts:       specstest.New("a", specstest.WithConfigMapDataset("users.csv", "logins", "users")),
-			wantFlags: []string{"--load users.csv"},
+			tableServer: specstest.New("a", specstest.WithConfigMapDataset("users.csv", "logins", "users")),
+			wantFlags:   []string{"--load users.csv"},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
 				if v.ConfigMap == nil || v.ConfigMap.Name != "logins" || !reflect.DeepEqual(v.ConfigMap.Items, []corev1.KeyToPath{{Key: "users", Path: "users"}}) {
 					t.Errorf("volume %+v does not project key users of ConfigMap logins", v)
@@ -56,8 +56,8 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"secret key": {
-			sts:       specstest.New("a", specstest.WithSecretDataset("cards", "payment", "cards.csv")),
-			wantFlags: []string{"--load cards"},
+			tableServer: specstest.New("a", specstest.WithSecretDataset("cards", "payment", "cards.csv")),
+			wantFlags:   []string{"--load cards"},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
 				if v.Secret == nil || v.Secret.SecretName != "payment" || v.Secret.Items[0].Key != "cards.csv" || path.Base(file) != "cards.csv" {
 					t.Errorf("volume %+v / file %q do not read key cards.csv of Secret payment", v, file)
@@ -65,8 +65,8 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"file on a claim": {
-			sts:       specstest.New("a", specstest.WithClaimDataset("big", "datasets", "perf/big.csv", "")),
-			wantFlags: []string{"--load big"},
+			tableServer: specstest.New("a", specstest.WithClaimDataset("big", "datasets", "perf/big.csv", "")),
+			wantFlags:   []string{"--load big"},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, file string) {
 				if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "datasets" || !v.PersistentVolumeClaim.ReadOnly {
 					t.Errorf("volume %+v is not claim datasets, read-only", v)
@@ -77,8 +77,8 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"directory on a claim with a pattern": {
-			sts:       specstest.New("a", specstest.WithClaimDataset("csvs", "datasets", "perf", `.*\.csv`)),
-			wantFlags: []string{`--load-dir .*\.csv`},
+			tableServer: specstest.New("a", specstest.WithClaimDataset("csvs", "datasets", "perf", `.*\.csv`)),
+			wantFlags:   []string{`--load-dir .*\.csv`},
 			check: []func(*testing.T, corev1.Volume, string){func(t *testing.T, v corev1.Volume, dir string) {
 				if v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "datasets" || !strings.HasSuffix(dir, "/perf") {
 					t.Errorf("volume %+v / dir %q are not the claim's perf directory", v, dir)
@@ -86,7 +86,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 			}},
 		},
 		"names that are no volume names, in spec order": {
-			sts: specstest.New("a",
+			tableServer: specstest.New("a",
 				specstest.WithConfigMapDataset("Logins 2026.csv", "logins", "users"),
 				specstest.WithConfigMapDataset("...", "logins", "admins")),
 			wantFlags: []string{"--load Logins 2026.csv", "--load ..."},
@@ -106,7 +106,7 @@ func TestDeploymentLoadsEveryDatasetFromAReadOnlySource(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, specstest.Image, nil)
+			d := Deployment(tc.tableServer, specstest.Image, nil)
 			flags := specstest.LoadFlags(d)
 			var got []string
 			for _, f := range flags {
@@ -154,18 +154,18 @@ func TestDeploymentMountsAClaimOnceForSeveralDatasets(t *testing.T) {
 }
 
 func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
-	sts := specstest.New("logins", specstest.InNamespace("perf"), specstest.WithConfigMapDataset("users", "logins", "users"))
-	d := Deployment(sts, specstest.Image, nil)
+	tableServer := specstest.New("logins", specstest.InNamespace("perf"), specstest.WithConfigMapDataset("users", "logins", "users"))
+	d := Deployment(tableServer, specstest.Image, nil)
 
 	if d.Name != "logins" || d.Namespace != "perf" {
 		t.Errorf("Deployment is %s/%s", d.Namespace, d.Name)
 	}
-	specstest.AssertOwnedBy(t, d.OwnerReferences, sts)
+	specstest.AssertOwnedBy(t, d.OwnerReferences, tableServer)
 	if *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 		t.Errorf("replicas %d strategy %q: want 1 and Recreate", *d.Spec.Replicas, d.Spec.Strategy.Type)
 	}
 	pod := d.Spec.Template.Spec
-	if !reflect.DeepEqual(d.Spec.Selector.MatchLabels, SelectorLabels(sts)) {
+	if !reflect.DeepEqual(d.Spec.Selector.MatchLabels, SelectorLabels(tableServer)) {
 		t.Errorf("selector %v", d.Spec.Selector.MatchLabels)
 	}
 	for k, v := range d.Spec.Selector.MatchLabels {
@@ -205,13 +205,13 @@ func TestDeploymentRunsOneHardenedPodAtATime(t *testing.T) {
 }
 
 func TestPodAnnotationsOverrideTheScrapeAnnotations(t *testing.T) {
-	sts := specstest.New("a")
-	sts.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "false", "team": "perf"}
-	a := Deployment(sts, specstest.Image, nil).Spec.Template.Annotations
+	tableServer := specstest.New("a")
+	tableServer.Spec.PodAnnotations = map[string]string{"prometheus.io/scrape": "false", "team": "perf"}
+	a := Deployment(tableServer, specstest.Image, nil).Spec.Template.Annotations
 	if a["prometheus.io/scrape"] != "false" || a["team"] != "perf" || a["prometheus.io/port"] != "9191" {
 		t.Errorf("pod annotations %v", a)
 	}
-	if sts.Spec.PodAnnotations["prometheus.io/port"] != "" {
+	if tableServer.Spec.PodAnnotations["prometheus.io/port"] != "" {
 		t.Error("the builder wrote into the resource's podAnnotations map")
 	}
 }
@@ -235,9 +235,9 @@ func TestServerImage(t *testing.T) {
 		}
 	}
 	tests := map[string]struct {
-		sts     *stsv1alpha1.SimpleTableServer
-		running *appsv1.Deployment
-		want    string
+		tableServer *stsv1alpha1.SimpleTableServer
+		running     *appsv1.Deployment
+		want        string
 	}{
 		"new server: the default":                {specstest.New("a"), nil, def},
 		"new server with spec.image":             {specstest.New("a", specstest.WithImage("mine:1")), nil, "mine:1"},
@@ -257,7 +257,7 @@ func TestServerImage(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			if got := ServerImage(tc.sts, def, tc.running); got != tc.want {
+			if got := ServerImage(tc.tableServer, def, tc.running); got != tc.want {
 				t.Errorf("image %q, want %q", got, tc.want)
 			}
 		})
@@ -265,10 +265,10 @@ func TestServerImage(t *testing.T) {
 }
 
 func TestRestartedAtRestartsThePod(t *testing.T) {
-	sts := specstest.New("a")
-	before := Deployment(sts, specstest.Image, nil)
-	sts.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
-	after := Deployment(sts, specstest.Image, nil)
+	tableServer := specstest.New("a")
+	before := Deployment(tableServer, specstest.Image, nil)
+	tableServer.Annotations = map[string]string{stsv1alpha1.AnnotationRestartedAt: "2026-11-29T10:00:00Z"}
+	after := Deployment(tableServer, specstest.Image, nil)
 	if after.Spec.Template.Annotations[stsv1alpha1.AnnotationRestartedAt] != "2026-11-29T10:00:00Z" ||
 		after.Annotations[SpecHashAnnotation] == before.Annotations[SpecHashAnnotation] {
 		t.Errorf("the restart request does not reach the pod template: %v", after.Spec.Template.Annotations)
@@ -387,8 +387,8 @@ func TestTheJournalIsOnTheStorageVolume(t *testing.T) {
 
 func TestDeploymentStorage(t *testing.T) {
 	tests := map[string]struct {
-		sts  *stsv1alpha1.SimpleTableServer
-		want corev1.VolumeSource
+		tableServer *stsv1alpha1.SimpleTableServer
+		want        corev1.VolumeSource
 	}{
 		"none: emptyDir": {specstest.New("a"), corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 		"existing claim": {specstest.New("a", specstest.WithExistingClaim("saved")),
@@ -398,7 +398,7 @@ func TestDeploymentStorage(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			d := Deployment(tc.sts, specstest.Image, nil)
+			d := Deployment(tc.tableServer, specstest.Image, nil)
 			v, m := volumeAt(t, d, "/data")
 			if !reflect.DeepEqual(v.VolumeSource, tc.want) || m.ReadOnly {
 				t.Errorf("dataset dir volume %+v (read-only %v), want %+v writable", v.VolumeSource, m.ReadOnly, tc.want)
@@ -416,8 +416,8 @@ func TestPodLabelsCannotTakeTheSelector(t *testing.T) {
 
 func TestSpecHashFollowsTheDesiredSpecOnly(t *testing.T) {
 	base := specstest.New("a", specstest.WithConfigMapDataset("users", "logins", "users"))
-	hash := func(sts *stsv1alpha1.SimpleTableServer) string {
-		return Deployment(sts, ServerImage(sts, specstest.Image, nil), nil).Annotations[SpecHashAnnotation]
+	hash := func(tableServer *stsv1alpha1.SimpleTableServer) string {
+		return Deployment(tableServer, ServerImage(tableServer, specstest.Image, nil), nil).Annotations[SpecHashAnnotation]
 	}
 	same := base.DeepCopy()
 	same.Status.TotalLines = 42
@@ -467,8 +467,8 @@ func TestLeaseArgs(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sts := specstest.New("a", append([]specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{Leases: tc.leases})}, tc.opts...)...)
-			if got := leaseArgs(sts); !slices.Equal(got, tc.want) {
+			tableServer := specstest.New("a", append([]specstest.Option{specstest.WithServer(stsv1alpha1.ServerOptions{Leases: tc.leases})}, tc.opts...)...)
+			if got := leaseArgs(tableServer); !slices.Equal(got, tc.want) {
 				t.Errorf("args %q, want %q", got, tc.want)
 			}
 		})

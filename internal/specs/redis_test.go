@@ -66,8 +66,8 @@ func TestDeploymentOnRedis(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sts := specstest.New("logins", append([]specstest.Option{specstest.InNamespace("perf"), specstest.WithRedis(tc.redis, 1)}, tc.opts...)...)
-			d := Deployment(sts, specstest.Image, nil)
+			tableServer := specstest.New("logins", append([]specstest.Option{specstest.InNamespace("perf"), specstest.WithRedis(tc.redis, 1)}, tc.opts...)...)
+			d := Deployment(tableServer, specstest.Image, nil)
 			if got := d.Spec.Template.Spec.Containers[0].Args; !reflect.DeepEqual(got, tc.wantArgs) {
 				t.Errorf("args\n got %q\nwant %q", got, tc.wantArgs)
 			}
@@ -108,8 +108,8 @@ func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sts := specstest.New("logins", tc.opts...)
-			d := Deployment(sts, specstest.Image, nil)
+			tableServer := specstest.New("logins", tc.opts...)
+			d := Deployment(tableServer, specstest.Image, nil)
 			if got := *d.Spec.Replicas; got != tc.wantReplicas {
 				t.Errorf("replicas %d, want %d", got, tc.wantReplicas)
 			}
@@ -124,7 +124,7 @@ func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
 			var keys []string
 			for _, c := range d.Spec.Template.Spec.TopologySpreadConstraints {
 				keys = append(keys, c.TopologyKey)
-				if c.TopologyKey != "rack" && (c.WhenUnsatisfiable != corev1.ScheduleAnyway || !reflect.DeepEqual(c.LabelSelector.MatchLabels, SelectorLabels(sts))) {
+				if c.TopologyKey != "rack" && (c.WhenUnsatisfiable != corev1.ScheduleAnyway || !reflect.DeepEqual(c.LabelSelector.MatchLabels, SelectorLabels(tableServer))) {
 					t.Errorf("spread %+v: want ScheduleAnyway over the resource's pods", c)
 				}
 			}
@@ -137,13 +137,13 @@ func TestReplicasOnRedisRollOneAtATimeSpreadAndBudgeted(t *testing.T) {
 			if g := *d.Spec.Template.Spec.TerminationGracePeriodSeconds; g < preStopSleep+15 {
 				t.Errorf("terminationGracePeriodSeconds %d leaves too little after the preStop sleep", g)
 			}
-			pdb := PodDisruptionBudget(sts, specstest.Image)
+			pdb := PodDisruptionBudget(tableServer, specstest.Image)
 			if (pdb != nil) != tc.wantBudget {
 				t.Fatalf("budget %+v, want one: %t", pdb, tc.wantBudget)
 			}
 			if pdb != nil {
-				specstest.AssertOwnedBy(t, pdb.OwnerReferences, sts)
-				if *pdb.Spec.MaxUnavailable != intstr.FromInt32(1) || !reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, SelectorLabels(sts)) {
+				specstest.AssertOwnedBy(t, pdb.OwnerReferences, tableServer)
+				if *pdb.Spec.MaxUnavailable != intstr.FromInt32(1) || !reflect.DeepEqual(pdb.Spec.Selector.MatchLabels, SelectorLabels(tableServer)) {
 					t.Errorf("budget %+v, want maxUnavailable 1 over the resource's pods", pdb.Spec)
 				}
 			}

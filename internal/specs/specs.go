@@ -65,23 +65,23 @@ const (
 )
 
 // Endpoint is the URL at which clients in the cluster reach a resource's table server.
-func Endpoint(sts *stsv1alpha1.SimpleTableServer) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d", sts.Name, sts.Namespace, ServerPort)
+func Endpoint(tableServer *stsv1alpha1.SimpleTableServer) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d", tableServer.Name, tableServer.Namespace, ServerPort)
 }
 
 // claimName is the name of the claim the operator creates for spec.storage.size.
-func claimName(sts *stsv1alpha1.SimpleTableServer) string { return sts.Name + "-data" }
+func claimName(tableServer *stsv1alpha1.SimpleTableServer) string { return tableServer.Name + "-data" }
 
 // SelectorLabels select a resource's table-server pods: the Deployment's selector, the
 // Service's, the budget's and the NetworkPolicy's.
-func SelectorLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
-	return map[string]string{nameLabel: "simpletableserver", instanceLabel: sts.Name}
+func SelectorLabels(tableServer *stsv1alpha1.SimpleTableServer) map[string]string {
+	return map[string]string{nameLabel: "simpletableserver", instanceLabel: tableServer.Name}
 }
 
 // ownedLabels are the labels whose values the operator has always set: the selector and
 // managed-by.
-func ownedLabels(sts *stsv1alpha1.SimpleTableServer) map[string]string {
-	l := SelectorLabels(sts)
+func ownedLabels(tableServer *stsv1alpha1.SimpleTableServer) map[string]string {
+	l := SelectorLabels(tableServer)
 	l[ManagedByLabel] = ManagedByValue
 	return l
 }
@@ -93,9 +93,9 @@ func descriptiveLabels(image string) map[string]string {
 	return map[string]string{componentLabel: "table-server", partOfLabel: ManagedByValue, versionLabel: imageVersion(image)}
 }
 
-// ObjectLabels are the labels of every object built for sts's table server running image.
-func ObjectLabels(sts *stsv1alpha1.SimpleTableServer, image string) map[string]string {
-	return Merged(ownedLabels(sts), descriptiveLabels(image))
+// ObjectLabels are the labels of every object built for tableServer's table server running image.
+func ObjectLabels(tableServer *stsv1alpha1.SimpleTableServer, image string) map[string]string {
+	return Merged(ownedLabels(tableServer), descriptiveLabels(image))
 }
 
 // imageVersion is the version an image reference names, as a label value: its tag; the first 12
@@ -113,42 +113,42 @@ func imageVersion(image string) string {
 	return strings.TrimRight(version[:min(len(version), validation.LabelValueMaxLength)], "-_.")
 }
 
-func objectMeta(sts *stsv1alpha1.SimpleTableServer, name, image string) metav1.ObjectMeta {
+func objectMeta(tableServer *stsv1alpha1.SimpleTableServer, name, image string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{
 		Name:            name,
-		Namespace:       sts.Namespace,
-		Labels:          ObjectLabels(sts, image),
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(sts, stsv1alpha1.GroupVersion.WithKind("SimpleTableServer"))},
+		Namespace:       tableServer.Namespace,
+		Labels:          ObjectLabels(tableServer, image),
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(tableServer, stsv1alpha1.GroupVersion.WithKind("SimpleTableServer"))},
 	}
 }
 
-// Shared says whether sts's table servers keep their lists in Redis, which every replica
+// Shared says whether tableServer's table servers keep their lists in Redis, which every replica
 // shares and which outlives the pods.
-func Shared(sts *stsv1alpha1.SimpleTableServer) bool {
-	return sts.Spec.Backend.Type == stsv1alpha1.BackendRedis
+func Shared(tableServer *stsv1alpha1.SimpleTableServer) bool {
+	return tableServer.Spec.Backend.Type == stsv1alpha1.BackendRedis
 }
 
 // Replicas is the number of table-server pods: spec.replicas with a shared backend, one
 // otherwise (the API server refuses more).
-func Replicas(sts *stsv1alpha1.SimpleTableServer) int32 {
-	if !Shared(sts) || sts.Spec.Replicas < 1 {
+func Replicas(tableServer *stsv1alpha1.SimpleTableServer) int32 {
+	if !Shared(tableServer) || tableServer.Spec.Replicas < 1 {
 		return 1
 	}
-	return sts.Spec.Replicas
+	return tableServer.Spec.Replicas
 }
 
 // PodDisruptionBudget returns the budget that lets a node drain evict at most one of several
 // table-server pods at a time, or nil when there is one pod (a budget would then only block
 // drains, or allow what it allows anyway).
-func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer, image string) *policyv1.PodDisruptionBudget {
-	if Replicas(sts) == 1 {
+func PodDisruptionBudget(tableServer *stsv1alpha1.SimpleTableServer, image string) *policyv1.PodDisruptionBudget {
+	if Replicas(tableServer) == 1 {
 		return nil
 	}
 	pdb := &policyv1.PodDisruptionBudget{
-		ObjectMeta: objectMeta(sts, sts.Name, image),
+		ObjectMeta: objectMeta(tableServer, tableServer.Name, image),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
+			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(tableServer)},
 		},
 	}
 	setSpecHash(&pdb.ObjectMeta, pdb.Spec)
@@ -158,8 +158,8 @@ func PodDisruptionBudget(sts *stsv1alpha1.SimpleTableServer, image string) *poli
 // NetworkPolicy returns the policy that lets only spec.networkPolicy.from, and the operator's
 // namespace (operatorNamespace, "" for none), reach the table servers' port, or nil when the
 // resource asks for none.
-func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, image, operatorNamespace string) *networkingv1.NetworkPolicy {
-	np := sts.Spec.NetworkPolicy
+func NetworkPolicy(tableServer *stsv1alpha1.SimpleTableServer, image, operatorNamespace string) *networkingv1.NetworkPolicy {
+	np := tableServer.Spec.NetworkPolicy
 	if np == nil {
 		return nil
 	}
@@ -171,9 +171,9 @@ func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, image, operatorNamespace 
 	}
 	port := intstr.FromString(serverPortName)
 	policy := &networkingv1.NetworkPolicy{
-		ObjectMeta: objectMeta(sts, sts.Name, image),
+		ObjectMeta: objectMeta(tableServer, tableServer.Name, image),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(sts)},
+			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(tableServer)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			// No rule lets nothing in: an empty from would let everything in.
 			Ingress: []networkingv1.NetworkPolicyIngressRule{},
@@ -193,18 +193,18 @@ func NetworkPolicy(sts *stsv1alpha1.SimpleTableServer, image, operatorNamespace 
 // spec.service.annotations (their keys recorded, so that one removed from the spec is removed
 // from the Service). A ServiceMonitor selecting app.kubernetes.io/name=simpletableserver finds
 // every table server's metrics on port "http", path /metrics.
-func Service(sts *stsv1alpha1.SimpleTableServer, image string) *corev1.Service {
+func Service(tableServer *stsv1alpha1.SimpleTableServer, image string) *corev1.Service {
 	s := &corev1.Service{
-		ObjectMeta: objectMeta(sts, sts.Name, image),
+		ObjectMeta: objectMeta(tableServer, tableServer.Name, image),
 		Spec: corev1.ServiceSpec{
-			Type:     sts.Spec.Service.Type,
-			Selector: SelectorLabels(sts),
+			Type:     tableServer.Spec.Service.Type,
+			Selector: SelectorLabels(tableServer),
 			Ports: []corev1.ServicePort{{
 				Name: serverPortName, Port: ServerPort, TargetPort: intstr.FromString(serverPortName), Protocol: corev1.ProtocolTCP,
 			}},
 		},
 	}
-	if user := sts.Spec.Service.Annotations; len(user) > 0 {
+	if user := tableServer.Spec.Service.Annotations; len(user) > 0 {
 		s.Annotations = Merged(user, map[string]string{
 			ManagedAnnotationsAnnotation: strings.Join(slices.Sorted(maps.Keys(user)), ","),
 		})
@@ -215,13 +215,13 @@ func Service(sts *stsv1alpha1.SimpleTableServer, image string) *corev1.Service {
 
 // PersistentVolumeClaim returns the claim for spec.storage.size, or nil when the resource asks
 // for none (no storage, or an existing claim).
-func PersistentVolumeClaim(sts *stsv1alpha1.SimpleTableServer, image string) *corev1.PersistentVolumeClaim {
-	st := sts.Spec.Storage
+func PersistentVolumeClaim(tableServer *stsv1alpha1.SimpleTableServer, image string) *corev1.PersistentVolumeClaim {
+	st := tableServer.Spec.Storage
 	if st == nil || st.Size == nil {
 		return nil
 	}
 	return &corev1.PersistentVolumeClaim{
-		ObjectMeta: objectMeta(sts, claimName(sts), image),
+		ObjectMeta: objectMeta(tableServer, claimName(tableServer), image),
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: st.StorageClassName,

@@ -32,16 +32,16 @@ func TestNetworkPolicy(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			sts := specstest.New("logins", specstest.InNamespace("perf"), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = tc.policy })
-			np := NetworkPolicy(sts, specstest.Image, tc.operator)
+			tableServer := specstest.New("logins", specstest.InNamespace("perf"), func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = tc.policy })
+			np := NetworkPolicy(tableServer, specstest.Image, tc.operator)
 			if (np == nil) != tc.wantNone {
 				t.Fatalf("policy %+v, want none: %t", np, tc.wantNone)
 			}
 			if np == nil {
 				return
 			}
-			specstest.AssertOwnedBy(t, np.OwnerReferences, sts)
-			if !reflect.DeepEqual(np.Spec.PodSelector.MatchLabels, SelectorLabels(sts)) || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+			specstest.AssertOwnedBy(t, np.OwnerReferences, tableServer)
+			if !reflect.DeepEqual(np.Spec.PodSelector.MatchLabels, SelectorLabels(tableServer)) || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
 				t.Errorf("policy selects %v for %v", np.Spec.PodSelector, np.Spec.PolicyTypes)
 			}
 			if tc.wantPeers == nil {
@@ -59,10 +59,10 @@ func TestNetworkPolicy(t *testing.T) {
 }
 
 func TestService(t *testing.T) {
-	sts := specstest.New("logins", specstest.WithConfigMapDataset("users", "logins", "users"))
-	sts.Spec.Service = stsv1alpha1.ServiceOptions{Type: corev1.ServiceTypeNodePort, Annotations: map[string]string{"lb": "internal", "team": "perf"}}
-	svc := Service(sts, specstest.Image)
-	specstest.AssertOwnedBy(t, svc.OwnerReferences, sts)
+	tableServer := specstest.New("logins", specstest.WithConfigMapDataset("users", "logins", "users"))
+	tableServer.Spec.Service = stsv1alpha1.ServiceOptions{Type: corev1.ServiceTypeNodePort, Annotations: map[string]string{"lb": "internal", "team": "perf"}}
+	svc := Service(tableServer, specstest.Image)
+	specstest.AssertOwnedBy(t, svc.OwnerReferences, tableServer)
 	if svc.Name != "logins" || svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Annotations["lb"] != "internal" {
 		t.Errorf("service %s type %q annotations %v", svc.Name, svc.Spec.Type, svc.Annotations)
 	}
@@ -72,11 +72,11 @@ func TestService(t *testing.T) {
 	if p := svc.Spec.Ports; len(p) != 1 || p[0].Name != "http" || p[0].Port != 9191 || p[0].TargetPort.StrVal != "http" {
 		t.Errorf("ports %+v", p)
 	}
-	if !reflect.DeepEqual(svc.Spec.Selector, Deployment(sts, specstest.Image, nil).Spec.Selector.MatchLabels) {
+	if !reflect.DeepEqual(svc.Spec.Selector, Deployment(tableServer, specstest.Image, nil).Spec.Selector.MatchLabels) {
 		t.Errorf("selector %v does not select the Deployment's pod", svc.Spec.Selector)
 	}
-	if len(sts.Spec.Service.Annotations) != 2 {
-		t.Errorf("Service wrote into the resource's annotations map: %v", sts.Spec.Service.Annotations)
+	if len(tableServer.Spec.Service.Annotations) != 2 {
+		t.Errorf("Service wrote into the resource's annotations map: %v", tableServer.Spec.Service.Annotations)
 	}
 	if a := Service(specstest.New("logins"), specstest.Image).Annotations; a[ManagedAnnotationsAnnotation] != "" || len(a) != 1 {
 		t.Errorf("annotations without any in the spec: %v, want the spec hash only", a)
@@ -86,26 +86,26 @@ func TestService(t *testing.T) {
 func TestPersistentVolumeClaim(t *testing.T) {
 	fast := "fast"
 	tests := map[string]struct {
-		sts       *stsv1alpha1.SimpleTableServer
-		wantNil   bool
-		wantSize  string
-		wantClass *string
+		tableServer *stsv1alpha1.SimpleTableServer
+		wantNil     bool
+		wantSize    string
+		wantClass   *string
 	}{
-		"no storage":     {sts: specstest.New("a"), wantNil: true},
-		"existing claim": {sts: specstest.New("a", specstest.WithExistingClaim("mine")), wantNil: true},
-		"size":           {sts: specstest.New("a", specstest.WithStorageSize("2Gi", nil)), wantSize: "2Gi"},
-		"size and class": {sts: specstest.New("a", specstest.WithStorageSize("10Gi", &fast)), wantSize: "10Gi", wantClass: &fast},
+		"no storage":     {tableServer: specstest.New("a"), wantNil: true},
+		"existing claim": {tableServer: specstest.New("a", specstest.WithExistingClaim("mine")), wantNil: true},
+		"size":           {tableServer: specstest.New("a", specstest.WithStorageSize("2Gi", nil)), wantSize: "2Gi"},
+		"size and class": {tableServer: specstest.New("a", specstest.WithStorageSize("10Gi", &fast)), wantSize: "10Gi", wantClass: &fast},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			pvc := PersistentVolumeClaim(tc.sts, specstest.Image)
+			pvc := PersistentVolumeClaim(tc.tableServer, specstest.Image)
 			if tc.wantNil {
 				if pvc != nil {
 					t.Fatalf("got a claim %+v", pvc)
 				}
 				return
 			}
-			specstest.AssertOwnedBy(t, pvc.OwnerReferences, tc.sts)
+			specstest.AssertOwnedBy(t, pvc.OwnerReferences, tc.tableServer)
 			got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 			if pvc.Name != "a-data" || got.Cmp(resource.MustParse(tc.wantSize)) != 0 ||
 				!reflect.DeepEqual(pvc.Spec.StorageClassName, tc.wantClass) ||
@@ -117,10 +117,10 @@ func TestPersistentVolumeClaim(t *testing.T) {
 }
 
 func TestServiceHashFollowsItsAnnotations(t *testing.T) {
-	sts := specstest.New("a")
-	before := Service(sts, specstest.Image).Annotations[SpecHashAnnotation]
-	sts.Spec.Service.Annotations = map[string]string{"lb": "internal"}
-	if Service(sts, specstest.Image).Annotations[SpecHashAnnotation] == before {
+	tableServer := specstest.New("a")
+	before := Service(tableServer, specstest.Image).Annotations[SpecHashAnnotation]
+	tableServer.Spec.Service.Annotations = map[string]string{"lb": "internal"}
+	if Service(tableServer, specstest.Image).Annotations[SpecHashAnnotation] == before {
 		t.Error("a new Service annotation keeps the hash, so the Service would never get it")
 	}
 }
@@ -130,10 +130,10 @@ func TestEveryBuiltObjectCarriesTheRecommendedLabels(t *testing.T) {
 	onClaim := specstest.New("logins", specstest.WithStorageSize("1Gi", nil),
 		func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} })
 	onRedis := specstest.New("orders", specstest.WithRedis(specstest.RedisAt("redis:6379"), 3))
-	want := func(sts *stsv1alpha1.SimpleTableServer) map[string]string {
+	want := func(tableServer *stsv1alpha1.SimpleTableServer) map[string]string {
 		return map[string]string{
 			"app.kubernetes.io/name":       "simpletableserver",
-			"app.kubernetes.io/instance":   sts.Name,
+			"app.kubernetes.io/instance":   tableServer.Name,
 			"app.kubernetes.io/component":  "table-server",
 			"app.kubernetes.io/part-of":    "sts-operator",
 			"app.kubernetes.io/managed-by": "sts-operator",
@@ -141,8 +141,8 @@ func TestEveryBuiltObjectCarriesTheRecommendedLabels(t *testing.T) {
 		}
 	}
 	for name, tc := range map[string]struct {
-		sts    *stsv1alpha1.SimpleTableServer
-		labels map[string]string
+		tableServer *stsv1alpha1.SimpleTableServer
+		labels      map[string]string
 	}{
 		"Deployment":              {onClaim, Deployment(onClaim, image, nil).Labels},
 		"Deployment's pods":       {onClaim, Deployment(onClaim, image, nil).Spec.Template.Labels},
@@ -156,7 +156,7 @@ func TestEveryBuiltObjectCarriesTheRecommendedLabels(t *testing.T) {
 		"NetworkPolicy, no peers": {onRedis, NetworkPolicy(specstest.New("orders", func(s *stsv1alpha1.SimpleTableServer) { s.Spec.NetworkPolicy = &stsv1alpha1.NetworkPolicy{} }), image, "").Labels},
 	} {
 		t.Run(name, func(t *testing.T) {
-			for k, v := range want(tc.sts) {
+			for k, v := range want(tc.tableServer) {
 				if tc.labels[k] != v {
 					t.Errorf("label %s = %q, want %q (labels %v)", k, tc.labels[k], v, tc.labels)
 				}
@@ -169,8 +169,8 @@ func TestEveryBuiltObjectCarriesTheRecommendedLabels(t *testing.T) {
 // servers: the pod template's new labels stay out of the spec hash, while the resource's own pod
 // labels are in it and may set them.
 func TestDescriptiveLabelsRestartNoServer(t *testing.T) {
-	sts := specstest.New("logins")
-	d := Deployment(sts, "sts:1", nil)
+	tableServer := specstest.New("logins")
+	d := Deployment(tableServer, "sts:1", nil)
 	withoutThem := d.DeepCopy()
 	for _, k := range []string{componentLabel, partOfLabel, versionLabel} {
 		delete(withoutThem.Spec.Template.Labels, k)

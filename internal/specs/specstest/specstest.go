@@ -24,13 +24,13 @@ type Option func(*stsv1alpha1.SimpleTableServer)
 // New returns a SimpleTableServer named name in namespace "default" (see InNamespace), as a
 // test would apply it, with opts applied in order.
 func New(name string, opts ...Option) *stsv1alpha1.SimpleTableServer {
-	sts := &stsv1alpha1.SimpleTableServer{
+	tableServer := &stsv1alpha1.SimpleTableServer{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID("uid-" + name)},
 	}
 	for _, o := range opts {
-		o(sts)
+		o(tableServer)
 	}
-	return sts
+	return tableServer
 }
 
 // InNamespace puts the resource in namespace ns.
@@ -146,11 +146,11 @@ func LoadFlags(d *appsv1.Deployment) []LoadFlag {
 	return flags
 }
 
-// AssertOwnedBy fails t unless refs name sts, and only sts, as the controlling owner.
-func AssertOwnedBy(t testing.TB, refs []metav1.OwnerReference, sts *stsv1alpha1.SimpleTableServer) {
+// AssertOwnedBy fails t unless refs name tableServer, and only tableServer, as the controlling owner.
+func AssertOwnedBy(t testing.TB, refs []metav1.OwnerReference, tableServer *stsv1alpha1.SimpleTableServer) {
 	t.Helper()
-	if len(refs) != 1 || refs[0].UID != sts.UID || refs[0].Kind != "SimpleTableServer" ||
+	if len(refs) != 1 || refs[0].UID != tableServer.UID || refs[0].Kind != "SimpleTableServer" ||
 		refs[0].APIVersion != "sts.tableserver.dev/v1alpha1" || !ptr.Deref(refs[0].Controller, false) {
-		t.Errorf("owner references %+v, want the SimpleTableServer %s as controller", refs, sts.UID)
+		t.Errorf("owner references %+v, want the SimpleTableServer %s as controller", refs, tableServer.UID)
 	}
 }
