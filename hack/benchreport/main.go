@@ -105,7 +105,8 @@ var (
 	// A result: name, iterations, then value-unit pairs. The name may have been printed on a
 	// line of its own, before output the benchmark printed (pendingName).
 	resultLine = regexp.MustCompile(`^(Benchmark\S*)?\s+(\d+)((?:\s+[-+0-9.eE]+\s+[^\s\d.+-]\S*)+)\s*$`)
-	nameOnly   = regexp.MustCompile(`^(Benchmark\S*)\s*$`)
+	// A name and no result: the benchmark's own output (a log line) follows on the same line.
+	nameOnly   = regexp.MustCompile(`^(Benchmark\S*)(?:\s*$|\s+\D)`)
 	procSuffix = regexp.MustCompile(`-\d+$`)
 )
 
@@ -127,12 +128,11 @@ func (r *Run) Parse(in io.Reader) error {
 			r.CPU = strings.TrimSpace(strings.TrimPrefix(line, "cpu: "))
 			continue
 		}
-		if m := nameOnly.FindStringSubmatch(line); m != nil {
-			pending = m[1]
-			continue
-		}
 		m := resultLine.FindStringSubmatch(line)
 		if m == nil {
+			if n := nameOnly.FindStringSubmatch(line); n != nil {
+				pending = n[1]
+			}
 			continue
 		}
 		name := m[1]

@@ -7,7 +7,8 @@ import (
 )
 
 // What go test -bench -count 2 prints for two packages: a benchmark's own output between its
-// name and its result, b.Log lines, a sub-benchmark, a line of numbers the benchmark printed.
+// name and its result (on lines of its own, or on the name's line), b.Log lines, a
+// sub-benchmark, a line of numbers the benchmark printed.
 const sample = `goos: linux
 goarch: amd64
 pkg: github.com/sts-operator/sts-operator/internal/sts
@@ -25,6 +26,9 @@ PASS
 ok  	github.com/sts-operator/sts-operator/internal/sts	12.3s
 pkg: github.com/sts-operator/sts-operator/internal/controller
 BenchmarkScale-2   	       1	9000000000 ns/op	        12.5 s-to-ready	        30.0 x-baseline	         0 steady-writes
+BenchmarkScale-2   	{"level":"error","msg":"Reconciler error"}
+{"level":"error","msg":"Reconciler error 2"}
+       1	9500000000 ns/op	        13.5 s-to-ready	        31.0 x-baseline	         0 steady-writes
 PASS
 `
 
@@ -66,8 +70,8 @@ func TestParseAndWrite(t *testing.T) {
 		"| sts-req/s | 21000 | 22000 | 23000 | 2 |",
 		"| bare-req/s | 40000 | 40000 | 40000 | 2 |",
 		"## internal/controller\n",
-		"| steady-writes | 0 | 0 | 0 | 1 |",
-		"| s-to-ready | 12.5 | 12.5 | 12.5 | 1 |",
+		"| steady-writes | 0 | 0 | 0 | 2 |",
+		"| s-to-ready | 12.5 | 13.0 | 13.5 | 2 |",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("the report lacks %q:\n%s", want, out.String())
