@@ -84,6 +84,10 @@ examples-test: deps-examples-test build ## Run the JMeter plan and the Locust fi
 	hack/load-tools.sh $(LOCALBIN)/jmeter
 	go test -tags examples -count=1 -v ./test/examples
 
+.PHONY: golden
+golden: ## Rewrite internal/specs/testdata/*.yaml, the Deployment, Service, claim, budget and NetworkPolicy built from each sample SimpleTableServer (TestGolden fails when they drift); review their diff.
+	go test -count=1 -run '^TestGolden$$' ./internal/specs/ -update
+
 .PHONY: verify-generated
 verify-generated: $(CONTROLLER_GEN) ## Fail when `make generate manifests helm` would change a generated file (builds controller-gen from the Go module proxy the first time).
 	hack/verify-generated.sh
