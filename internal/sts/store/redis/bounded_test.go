@@ -145,7 +145,20 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 			over = slow(fmt.Sprintf("%s, run %d", name, run), measure)
 		}
 	}
-	load := func() error { return s.Replace(ctx, "big", lines, "") }
+	// collected waits until the structures a change dropped are emptied (its server does it in
+	// the background, in steps): they belong to the change's step.
+	collected := func() error {
+		return waitUntil(10*time.Minute, func() (bool, error) {
+			n, err := srv.Do("EXISTS", "guard:{big}:garbage")
+			return n == int64(0), err
+		})
+	}
+	load := func() error {
+		if err := s.Replace(ctx, "big", lines, ""); err != nil {
+			return err
+		}
+		return collected()
+	}
 	// The first UNIQUE ADD answers before the index is built; the build's steps belong to its
 	// step.
 	uniqueAdd := func() error {
@@ -246,8 +259,10 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 		return err
 	}, nil)
 	step("RELOAD", func() error {
-		_, err := s.Reload(ctx, "big", lines, "")
-		return err
+		if _, err := s.Reload(ctx, "big", lines, ""); err != nil {
+			return err
+		}
+		return collected()
 	}, nil)
 	step("RESET", func() error {
 		for _, name := range []string{"big", dead} {

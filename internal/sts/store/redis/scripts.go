@@ -100,7 +100,7 @@ const (
 	expiryBatch   = 64
 	indexShards   = 32
 	viewWalk      = 1024
-	garbageBudget = 512
+	garbageBudget = 256
 )
 
 // recall answers the outcome recorded under request (a key), for a request whose window is not
