@@ -63,7 +63,7 @@ type serverClient struct {
 // status reads the server's lists and their lengths.
 func (s serverClient) status(ctx context.Context) (*protocol.Answer, error) {
 	var st protocol.Answer
-	if err := s.call(ctx, http.MethodGet, "STATUS", nil, nil, &st); err != nil {
+	if err := s.call(ctx, http.MethodGet, protocol.CmdStatus, nil, nil, &st); err != nil {
 		return nil, err
 	}
 	return &st, nil
@@ -75,7 +75,7 @@ func (s serverClient) replaceList(ctx context.Context, list string, content []by
 	var answer protocol.Answer
 	digest := sha256.Sum256(content) // checked by the server, and reported back as the list's loadedSha256
 	params := url.Values{"FILENAME": {list}, "MODE": {"REPLACE"}, "SHA256": {hex.EncodeToString(digest[:])}}
-	return s.call(ctx, http.MethodPost, "LOAD", params, content, &answer)
+	return s.call(ctx, http.MethodPost, protocol.CmdLoad, params, content, &answer)
 }
 
 // reloadTimeout bounds a RELOAD, which reads every dataset file of the server again: longer than
@@ -91,17 +91,18 @@ func (s serverClient) reload(ctx context.Context, requestID string) ([]protocol.
 	client := *s.http
 	client.Timeout = max(client.Timeout, reloadTimeout)
 	long.http = &client
-	err := long.call(ctx, http.MethodPost, "RELOAD", url.Values{"REQUEST_ID": {requestID}}, nil, &answer)
+	err := long.call(ctx, http.MethodPost, protocol.CmdReload, url.Values{"REQUEST_ID": {requestID}}, nil, &answer)
 	return answer.Lists, err
 }
 
-// call sends /sts/<command> with the JSON form requested and decodes the answer into out.
+// call sends protocol.CommandPrefix + command (/sts/STATUS) with the JSON form requested and
+// decodes the answer into out.
 func (s serverClient) call(ctx context.Context, method, command string, params url.Values, body []byte, out *protocol.Answer) error {
 	if params == nil {
 		params = url.Values{}
 	}
 	params.Set("FORMAT", "JSON")
-	u := s.baseURL + "/sts/" + command + "?" + params.Encode()
+	u := s.baseURL + protocol.CommandPrefix + command + "?" + params.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("while building the %s request: %w", command, err)

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
-	"github.com/sts-operator/sts-operator/internal/sts/form"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
@@ -97,7 +96,7 @@ func (s *Server) save(req *request) reply {
 	}
 	timestamp := s.cfg.AddTimestamp
 	if raw, present := req.params["ADD_TIMESTAMP"]; present {
-		timestamp = form.JavaBoolean(raw)
+		timestamp = javaBoolean(raw)
 	}
 	target := name
 	if timestamp {

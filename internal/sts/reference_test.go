@@ -1,4 +1,4 @@
-package form
+package sts
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func referenceDecodePercent(raw string) (string, error) {
 					return "", fmt.Errorf("%w: incomplete trailing escape (%%) pattern", errPercent)
 				}
 				hex := string(s[i+1 : i+3])
-				v, ok := ParseJavaInt(hex, 16)
+				v, ok := parseJavaInt(hex, 16)
 				if !ok || v < 0 {
 					return "", fmt.Errorf("%w: illegal hex characters in escape (%%) pattern %q", errPercent, "%"+hex)
 				}
@@ -64,22 +64,26 @@ func referenceParseQuery(raw string, params map[string]string) error {
 		if err != nil {
 			return err
 		}
-		params[JavaTrim(name)] = value
+		params[javaTrim(name)] = value
 	}
 	return nil
 }
 
-func referenceParseForm(contentType string, body []byte, params map[string]string) error {
+func referenceParseForm(contentType string, body []byte, params map[string]string) *requestError {
 	mediaType, _, _ := strings.Cut(contentType, ";")
 	if !strings.EqualFold(strings.TrimSpace(mediaType), "multipart/form-data") {
-		return referenceParseQuery(JavaTrim(string(body)), params)
+		err := referenceParseQuery(javaTrim(string(body)), params)
+		if err != nil {
+			return &requestError{status: 400, message: err.Error()}
+		}
+		return nil
 	}
 	boundary, found := multipartBoundary(contentType)
 	if !found {
-		return ErrNoBoundary
+		return &requestError{status: 400, message: multipartNoBoundary, plain: true}
 	}
 	if err := referenceParseMultipart(body, boundary, params); err != nil {
-		return &MultipartError{Err: err}
+		return &requestError{status: 400, message: "Malformed multipart/form-data body : " + err.Error()}
 	}
 	return nil
 }
