@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sts-operator/sts-operator/internal/sts/form"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
@@ -137,7 +138,7 @@ func (s *Server) readMulti(req *request) reply {
 		return s.readFailure(req, protocol.CmdReadMulti, *fail)
 	}
 	raw, present := req.params["NB_LINES"]
-	n, parsed := parseJavaInt(raw, 10)
+	n, parsed := form.ParseJavaInt(raw, 10)
 	if !present {
 		raw = "null" // Java prints the missing String as "null"
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/form"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
@@ -96,7 +97,7 @@ func (s *Server) save(req *request) reply {
 	}
 	timestamp := s.cfg.AddTimestamp
 	if raw, present := req.params["ADD_TIMESTAMP"]; present {
-		timestamp = javaBoolean(raw)
+		timestamp = form.JavaBoolean(raw)
 	}
 	target := name
 	if timestamp {

@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/sts-operator/sts-operator/internal/sts/form"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
@@ -54,9 +53,6 @@ type requestError struct {
 	plain   bool // answered as text/plain, as the original does, rather than as a KO body
 }
 
-// multipartNoBoundary is the original's answer to a multipart body without a boundary.
-const multipartNoBoundary = "BAD REQUEST: Content type is multipart/form-data but boundary missing. Usage: GET /example/file.html"
-
 // loadPath is the bulk-load extension, whose body is a file rather than a form.
 const loadPath = protocol.CommandPrefix + protocol.CmdLoad
 
@@ -73,10 +69,10 @@ func (s *Server) parseRequest(w http.ResponseWriter, r *http.Request, method str
 	rawPath, rawQuery, _ := strings.Cut(r.RequestURI, "?")
 	req := &request{ctx: r.Context(), method: method, params: make(map[string]string, 4)}
 	// The original decodes the query before the path; either failure is a 400.
-	if err := parseQuery(rawQuery, req.params); err != nil {
+	if err := form.ParseQuery(rawQuery, req.params); err != nil {
 		return nil, &requestError{status: http.StatusBadRequest, message: err.Error()}
 	}
-	path, err := decodePercent(rawPath)
+	path, err := form.DecodePercent(rawPath)
 	if err != nil {
 		return nil, &requestError{status: http.StatusBadRequest, message: err.Error()}
 	}
@@ -111,10 +107,10 @@ func (s *Server) readPost(w http.ResponseWriter, r *http.Request, req *request) 
 		return bodyTooLarge(limit)
 	}
 	body := http.MaxBytesReader(w, r.Body, limit)
-	form := req.path != loadPath
+	isForm := req.path != loadPath
 	var prefix []byte
 	if !req.authorized {
-		if !form {
+		if !isForm {
 			req.bodyLeft = r.ContentLength != 0
 			return nil
 		}
@@ -129,14 +125,14 @@ func (s *Server) readPost(w http.ResponseWriter, r *http.Request, req *request) 
 			req.authorized = s.authorized(r, req.params)
 			return nil
 		}
-		parseFormPrefix(r.Header.Get("Content-Type"), string(first), req.params)
+		form.ParseBodyPrefix(r.Header.Get("Content-Type"), string(first), req.params)
 		if req.authorized = s.authorized(r, req.params); !req.authorized {
 			req.bodyLeft = true
 			return nil
 		}
 		prefix = first
 	}
-	if !form {
+	if !isForm {
 		var buf bytes.Buffer
 		if err := readRest(&buf, prefix, body, r.ContentLength); err != nil {
 			return s.bodyError(err)
@@ -197,134 +193,16 @@ func bodyTooLarge(limit int64) *requestError {
 	return &requestError{status: http.StatusRequestEntityTooLarge, message: fmt.Sprintf("Request body larger than %d bytes !", limit)}
 }
 
-// parseForm adds a POST body's parameters over params. A multipart/form-data body gives one
-// parameter per part; any other body, whatever its type, is trimmed and parsed like a query
-// string, as the original does. The body is not copied: each parameter is its decoded value,
-// in a string of its own, and what a form holds once parsed is no larger than its body (three
-// times for raw bytes that are not UTF-8, each of which becomes U+FFFD).
+// parseForm adds a POST body's parameters over params (form.ParseBody); a body that cannot be
+// decoded is a 400, in the original's plain text when it names no multipart boundary.
 func parseForm(contentType, body string, params map[string]string) *requestError {
-	if !isMultipart(contentType) {
-		err := parseQuery(javaTrim(body), params)
-		if err != nil {
-			return &requestError{status: http.StatusBadRequest, message: err.Error()}
-		}
+	switch err := form.ParseBody(contentType, body, params); {
+	case err == nil:
 		return nil
-	}
-	boundary, found := multipartBoundary(contentType)
-	if !found {
-		return &requestError{status: http.StatusBadRequest, message: multipartNoBoundary, plain: true}
-	}
-	if err := parseMultipart(body, boundary, params, false); err != nil {
-		return &requestError{status: http.StatusBadRequest, message: "Malformed multipart/form-data body : " + err.Error()}
-	}
-	return nil
-}
-
-// parseFormPrefix adds the parameters of the first part of a form body, the fields it holds
-// whole, to params; what cannot be parsed is skipped (the whole body is parsed strictly once it
-// is read).
-func parseFormPrefix(contentType, prefix string, params map[string]string) {
-	if !isMultipart(contentType) {
-		complete, _, _ := cutLast(strings.TrimLeftFunc(prefix, func(r rune) bool { return r <= ' ' }), "&")
-		_ = parseSegments(complete, params, true)
-		return
-	}
-	if boundary, found := multipartBoundary(contentType); found {
-		_ = parseMultipart(prefix, boundary, params, true)
-	}
-}
-
-// cutLast is strings.Cut at the last sep: s before and after it, or "", s when there is none.
-func cutLast(s, sep string) (before, after string, found bool) {
-	if i := strings.LastIndex(s, sep); i >= 0 {
-		return s[:i], s[i+len(sep):], true
-	}
-	return "", s, false
-}
-
-func isMultipart(contentType string) bool {
-	mediaType, _, _ := strings.Cut(contentType, ";")
-	return strings.EqualFold(strings.TrimSpace(mediaType), "multipart/form-data")
-}
-
-// multipartBoundary returns the boundary parameter of a multipart Content-Type, which may be
-// followed by others (JMeter's HC4 sampler sends "boundary=X; charset=UTF-8"). A header that mime
-// cannot parse, such as one with an unquoted boundary holding '/' or '=', is read as the original
-// reads every header: the boundary is the rest of it after "boundary=", unquoted.
-func multipartBoundary(contentType string) (string, bool) {
-	if _, params, err := mime.ParseMediaType(contentType); err == nil {
-		boundary, found := params["boundary"]
-		return boundary, found
-	}
-	_, boundary, found := strings.Cut(contentType, "boundary=")
-	boundary = strings.TrimSpace(boundary)
-	if unquoted, ok := strings.CutPrefix(boundary, `"`); ok {
-		boundary = strings.TrimSuffix(unquoted, `"`)
-	}
-	return boundary, found
-}
-
-// lineBreaks removes line terminators: the original reads a part line by line and joins the
-// lines without separators.
-var lineBreaks = strings.NewReplacer("\r", "", "\n", "")
-
-// parseMultipart adds one parameter per named part. Parts are read raw (no transfer decoding),
-// as the original does. The body is read twice: once for the size of each named part, then to
-// read each into a string of that size, copied again only when it must change (malformed UTF-8,
-// line breaks). Lenient (the first part of a body), it keeps the parts read whole.
-func parseMultipart(body, boundary string, params map[string]string, lenient bool) error {
-	if !strings.Contains(body, "--"+boundary) {
-		return errors.New("the body holds no boundary")
-	}
-	sizes, err := multipartSizes(body, boundary)
-	if err != nil && !lenient {
-		return err
-	}
-	mr := multipart.NewReader(strings.NewReader(body), boundary)
-	copyBuf := make([]byte, 32<<10)
-	for len(sizes) > 0 {
-		part, err := mr.NextRawPart()
-		if err != nil {
-			return err // not expected: the first reading went past this part
-		}
-		name := part.FormName()
-		if name == "" {
-			continue
-		}
-		var sb strings.Builder
-		sb.Grow(sizes[0])
-		sizes = sizes[1:]
-		if _, err := io.CopyBuffer(&sb, part, copyBuf); err != nil {
-			return err
-		}
-		value := sb.String()
-		if !utf8.ValidString(value) || strings.ContainsAny(value, "\r\n") {
-			value = lineBreaks.Replace(utf8Text.Decode(value))
-		}
-		params[name] = value
-	}
-	return nil
-}
-
-// multipartSizes returns the content size of each named part, in order, up to the first error.
-func multipartSizes(body, boundary string) ([]int, error) {
-	mr := multipart.NewReader(strings.NewReader(body), boundary)
-	var sizes []int
-	for {
-		part, err := mr.NextRawPart()
-		if errors.Is(err, io.EOF) {
-			return sizes, nil
-		}
-		if err != nil {
-			return sizes, err
-		}
-		n, err := io.Copy(io.Discard, part)
-		if err != nil {
-			return sizes, err
-		}
-		if part.FormName() != "" {
-			sizes = append(sizes, int(n))
-		}
+	case errors.Is(err, form.ErrNoBoundary):
+		return &requestError{status: http.StatusBadRequest, message: err.Error(), plain: true}
+	default:
+		return &requestError{status: http.StatusBadRequest, message: err.Error()}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sts-operator/sts-operator/internal/sts/datafile"
+	"github.com/sts-operator/sts-operator/internal/sts/form"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
@@ -131,13 +132,13 @@ func (s *Server) startupFailures() []loadFailure {
 // original, which sends each name unencoded in an HTTP request, names are taken literally: '+'
 // and '%' are not decoded and a space does not cut the name.
 func (s *Server) initFileNames() ([]string, error) {
-	if javaTrim(s.cfg.InitFiles) == "" {
+	if form.JavaTrim(s.cfg.InitFiles) == "" {
 		return nil, nil
 	}
 	if !s.cfg.InitFilesRegex {
 		names := strings.Split(s.cfg.InitFiles, ",")
 		for i := range names {
-			names[i] = javaTrim(names[i])
+			names[i] = form.JavaTrim(names[i])
 		}
 		return names, nil
 	}

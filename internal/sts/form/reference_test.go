@@ -1,4 +1,4 @@
-package sts
+package form
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func referenceDecodePercent(raw string) (string, error) {
 					return "", fmt.Errorf("%w: incomplete trailing escape (%%) pattern", errPercent)
 				}
 				hex := string(s[i+1 : i+3])
-				v, ok := parseJavaInt(hex, 16)
+				v, ok := ParseJavaInt(hex, 16)
 				if !ok || v < 0 {
 					return "", fmt.Errorf("%w: illegal hex characters in escape (%%) pattern %q", errPercent, "%"+hex)
 				}
@@ -64,26 +64,22 @@ func referenceParseQuery(raw string, params map[string]string) error {
 		if err != nil {
 			return err
 		}
-		params[javaTrim(name)] = value
+		params[JavaTrim(name)] = value
 	}
 	return nil
 }
 
-func referenceParseForm(contentType string, body []byte, params map[string]string) *requestError {
+func referenceParseForm(contentType string, body []byte, params map[string]string) error {
 	mediaType, _, _ := strings.Cut(contentType, ";")
 	if !strings.EqualFold(strings.TrimSpace(mediaType), "multipart/form-data") {
-		err := referenceParseQuery(javaTrim(string(body)), params)
-		if err != nil {
-			return &requestError{status: 400, message: err.Error()}
-		}
-		return nil
+		return referenceParseQuery(JavaTrim(string(body)), params)
 	}
 	boundary, found := multipartBoundary(contentType)
 	if !found {
-		return &requestError{status: 400, message: multipartNoBoundary, plain: true}
+		return ErrNoBoundary
 	}
 	if err := referenceParseMultipart(body, boundary, params); err != nil {
-		return &requestError{status: 400, message: "Malformed multipart/form-data body : " + err.Error()}
+		return &MultipartError{Err: err}
 	}
 	return nil
 }

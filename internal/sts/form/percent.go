@@ -1,4 +1,4 @@
-package sts
+package form
 
 import (
 	"errors"
@@ -13,14 +13,14 @@ import (
 // connection is dropped; we answer HTTP 400 with a KO body naming the escape instead.
 var errPercent = errors.New("malformed percent escape")
 
-// decodePercent decodes raw request text the way the original sees it: the head's bytes are read
+// DecodePercent decodes raw request text the way the original sees it: the head's bytes are read
 // as UTF-8 (one U+FFFD per malformed sequence), then Java's URLDecoder.decode(s, "UTF-8") turns
 // '+' into a space and each run of %XX escapes into bytes decoded as UTF-8.
 //
 // It reads raw once, a character at a time, and writes one string, sized for its result: no
 // copy of raw is made, whole or in characters, and the result never shares raw's memory, so a
 // value a list keeps does not keep the request it came in (a 16 MiB body for a 3-byte line).
-func decodePercent(raw string) (string, error) {
+func DecodePercent(raw string) (string, error) {
 	var sb strings.Builder
 	// Exact when the escapes hold UTF-8 (each %XX is one byte); the builder grows otherwise.
 	sb.Grow(max(len(raw)-2*strings.Count(raw, "%"), 0))
@@ -80,7 +80,7 @@ func hexByte(r1, r2 rune) (byte, bool) {
 }
 
 // escapeRun collects the bytes of a run of %XX escapes and decodes them as Java's UTF-8 decoder
-// does (utf8Text) into a builder, a few at a time rather than from a copy of the whole run. A
+// does into a builder, a few at a time rather than from a copy of the whole run. A
 // character, valid or malformed, spans at most utf8.UTFMax bytes, so the bytes that have that
 // many after them decode as they would in the whole run.
 type escapeRun struct {
@@ -125,17 +125,17 @@ func javaChar(s string) (rune, int) {
 	return r, size
 }
 
-// parseQuery adds the parameters of a query string (or of a form body, which the original parses
+// ParseQuery adds the parameters of a query string (or of a form body, which the original parses
 // the same way) to params, following NanoHTTPD's decodeParms: segments are split on '&' and
 // empty ones skipped; the name is the decoded text before the first '=', trimmed; the value is
 // the decoded rest, not trimmed, or "" when there is no '='; a repeated name keeps its last value.
 // Segments are cut from raw without copying it; each name and value is decoded into its own
 // string.
-func parseQuery(raw string, params map[string]string) error {
+func ParseQuery(raw string, params map[string]string) error {
 	return parseSegments(raw, params, false)
 }
 
-// parseSegments is parseQuery; lenient, it skips a segment that cannot be decoded instead of
+// parseSegments is ParseQuery; lenient, it skips a segment that cannot be decoded instead of
 // failing (for the part of a body read to find its token).
 func parseSegments(raw string, params map[string]string, lenient bool) error {
 	for raw != "" {
@@ -145,11 +145,11 @@ func parseSegments(raw string, params map[string]string, lenient bool) error {
 			continue
 		}
 		rawName, rawValue, _ := strings.Cut(segment, "=")
-		name, err := decodePercent(rawName)
+		name, err := DecodePercent(rawName)
 		if err == nil {
 			var value string
-			if value, err = decodePercent(rawValue); err == nil {
-				params[javaTrim(name)] = value
+			if value, err = DecodePercent(rawValue); err == nil {
+				params[JavaTrim(name)] = value
 				continue
 			}
 		}

@@ -1,4 +1,4 @@
-package sts
+package form
 
 import (
 	"strings"
@@ -9,9 +9,9 @@ import (
 // These helpers reproduce the few Java rules that plans can observe, so that the same bytes on
 // the wire give the same parameter values here.
 
-// javaTrim is Java's String.trim: it strips every character up to U+0020, NUL and controls
+// JavaTrim is Java's String.trim: it strips every character up to U+0020, NUL and controls
 // included, from both ends.
-func javaTrim(s string) string {
+func JavaTrim(s string) string {
 	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
 }
 
@@ -59,9 +59,9 @@ func decimalDigitValue(r rune) int {
 	return -1
 }
 
-// parseJavaInt is Java's Integer.parseInt(s, radix): an optional sign, at least one digit in the
+// ParseJavaInt is Java's Integer.parseInt(s, radix): an optional sign, at least one digit in the
 // sense of javaDigit, and a value within int32.
-func parseJavaInt(s string, radix int) (int32, bool) {
+func ParseJavaInt(s string, radix int) (int32, bool) {
 	neg := false
 	switch {
 	case s == "":
@@ -95,7 +95,7 @@ func parseJavaInt(s string, radix int) (int32, bool) {
 	return int32(v), true
 }
 
-// javaBoolean is Java's Boolean.valueOf(String): true only for "true" in any letter case.
-func javaBoolean(s string) bool {
+// JavaBoolean is Java's Boolean.valueOf(String): true only for "true" in any letter case.
+func JavaBoolean(s string) bool {
 	return strings.EqualFold(s, "true")
 }

@@ -1,4 +1,4 @@
-package sts
+package form
 
 import (
 	"errors"
@@ -33,9 +33,9 @@ func TestDecodePercent(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			got, err := decodePercent(tt.in)
+			got, err := DecodePercent(tt.in)
 			if err != nil || got != tt.want {
-				t.Errorf("decodePercent(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+				t.Errorf("DecodePercent(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 			}
 		})
 	}
@@ -43,8 +43,8 @@ func TestDecodePercent(t *testing.T) {
 
 func TestDecodePercentMalformed(t *testing.T) {
 	for _, in := range []string{"%zz", "a%", "%4", "abc%4", "%-1", "%G0", "%%41", "x%😀"} {
-		if got, err := decodePercent(in); !errors.Is(err, errPercent) {
-			t.Errorf("decodePercent(%q) = %q, %v; want a malformed escape error", in, got, err)
+		if got, err := DecodePercent(in); !errors.Is(err, errPercent) {
+			t.Errorf("DecodePercent(%q) = %q, %v; want a malformed escape error", in, got, err)
 		}
 	}
 }
@@ -70,8 +70,8 @@ func TestParseQuery(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			got := map[string]string{}
-			if err := parseQuery(tt.in, got); err != nil || !maps.Equal(got, tt.want) {
-				t.Errorf("parseQuery(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			if err := ParseQuery(tt.in, got); err != nil || !maps.Equal(got, tt.want) {
+				t.Errorf("ParseQuery(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 			}
 		})
 	}
@@ -81,13 +81,13 @@ func TestParseJavaInt(t *testing.T) {
 	good := map[string]int32{"2": 2, "+2": 2, "0002": 2, "-0": 0, "٣": 3, "２": 2,
 		"2147483647": 2147483647, "-2147483648": -2147483648}
 	for in, want := range good {
-		if got, ok := parseJavaInt(in, 10); !ok || got != want {
-			t.Errorf("parseJavaInt(%q) = %d, %v; want %d", in, got, ok, want)
+		if got, ok := ParseJavaInt(in, 10); !ok || got != want {
+			t.Errorf("ParseJavaInt(%q) = %d, %v; want %d", in, got, ok, want)
 		}
 	}
 	for _, in := range []string{"", "+", "-", " 2", "2 ", "2.0", "1e3", "0x10", "99999999999", "2147483648", "-2147483649", "𝟐", "a"} {
-		if got, ok := parseJavaInt(in, 10); ok {
-			t.Errorf("parseJavaInt(%q) = %d; want a failure", in, got)
+		if got, ok := ParseJavaInt(in, 10); ok {
+			t.Errorf("ParseJavaInt(%q) = %d; want a failure", in, got)
 		}
 	}
 }
@@ -95,8 +95,8 @@ func TestParseJavaInt(t *testing.T) {
 func TestJavaBoolean(t *testing.T) {
 	for in, want := range map[string]bool{"true": true, "TRUE": true, "True": true, "tRuE": true,
 		"FALSE": false, "yes": false, "1": false, "": false, " true": false} {
-		if got := javaBoolean(in); got != want {
-			t.Errorf("javaBoolean(%q) = %v, want %v", in, got, want)
+		if got := JavaBoolean(in); got != want {
+			t.Errorf("JavaBoolean(%q) = %v, want %v", in, got, want)
 		}
 	}
 }
@@ -109,26 +109,26 @@ func FuzzParseQuery(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, query, name, value string) {
 		got := map[string]string{}
-		if err := parseQuery(query, got); err == nil {
+		if err := ParseQuery(query, got); err == nil {
 			for k, v := range got {
 				if !utf8.ValidString(k) || !utf8.ValidString(v) {
-					t.Fatalf("parseQuery(%q) gave invalid UTF-8 %q=%q", query, k, v)
+					t.Fatalf("ParseQuery(%q) gave invalid UTF-8 %q=%q", query, k, v)
 				}
-				if k != javaTrim(k) {
-					t.Fatalf("parseQuery(%q) gave an untrimmed name %q", query, k)
+				if k != JavaTrim(k) {
+					t.Fatalf("ParseQuery(%q) gave an untrimmed name %q", query, k)
 				}
 			}
 		}
 		name, value = strings.ToValidUTF8(name, "?"), strings.ToValidUTF8(value, "?")
 		encoded := "A=1&" + url.QueryEscape(name) + "=" + url.QueryEscape(value)
 		back := map[string]string{}
-		if err := parseQuery(encoded, back); err != nil {
-			t.Fatalf("parseQuery(%q): %v", encoded, err)
+		if err := ParseQuery(encoded, back); err != nil {
+			t.Fatalf("ParseQuery(%q): %v", encoded, err)
 		}
 		want := map[string]string{"A": "1"}
-		want[javaTrim(name)] = value
+		want[JavaTrim(name)] = value
 		if !maps.Equal(back, want) {
-			t.Fatalf("parseQuery(%q) = %q, want %q", encoded, back, want)
+			t.Fatalf("ParseQuery(%q) = %q, want %q", encoded, back, want)
 		}
 	})
 }
