@@ -1,6 +1,3 @@
-// Package controller runs SimpleTableServer resources: each becomes a table server Deployment
-// and Service (and, when asked, a PersistentVolumeClaim), whose lists the reconciler reads back
-// into the resource's status.
 package controller
 
 import (

@@ -1,9 +1,3 @@
-// Package specs builds the objects a SimpleTableServer becomes: its Deployment, Service,
-// PersistentVolumeClaim, PodDisruptionBudget and NetworkPolicy. Every builder is a pure function
-// of the resource (as the operator runs it, defaults applied) and what the controller resolved
-// for it (the image its server runs, see ServerImage, whose tag is every object's version label;
-// the operator's namespace): no client, no cluster, so that each shape is table-tested alone.
-// The controller decides when to create, update or delete them.
 package specs
 
 import (
