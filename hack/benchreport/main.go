@@ -40,6 +40,7 @@ func main() {
 	rounds := flag.Int("rounds", 0, "the -count of the run, for the report's header (0: not said)")
 	commit := flag.String("commit", "", "the commit the run measured (default: git's HEAD here, and whether the tree has changes)")
 	started := flag.String("started", "", "when the run began, RFC 3339 (the report gives its length)")
+	note := flag.String("note", "", "a line the report's header gives as it is: how the run was made, when not by make bench alone")
 	loadStart := flag.String("load-start", "", "the machine's load average when the run began, as /proc/loadavg gives it")
 	flag.Parse()
 	if flag.NArg() == 0 {
@@ -73,6 +74,7 @@ func main() {
 		m.Started = t
 	}
 	m.LoadStart = loadTriple(*loadStart)
+	m.Note = *note
 	var b strings.Builder
 	Write(&b, run, m, *rounds, docComments(run))
 	if err := os.WriteFile(*out, []byte(b.String()), 0o644); err != nil {
@@ -190,10 +192,10 @@ func Summary(values []float64) (lo, median, hi float64) {
 
 // Machine describes where the run was made.
 type Machine struct {
-	CPU, Kernel, Go, Commit string
-	Load, LoadStart         string // 1, 5 and 15 minutes: when the report is written, when the run began
-	Cores                   int
-	Date, Started           time.Time // Date: when the report is written
+	CPU, Kernel, Go, Commit, Note string
+	Load, LoadStart               string // 1, 5 and 15 minutes: when the report is written, when the run began
+	Cores                         int
+	Date, Started                 time.Time // Date: when the report is written
 }
 
 func thisMachine(cpu string) Machine {
@@ -279,7 +281,7 @@ func Write(w io.Writer, r *Run, m Machine, rounds int, docs map[string]string) {
 	p("the rounds. Absolute rates depend on the machine and on what else ran on it: compare ratios.\n\n")
 	p("| run | |\n|---|---|\n")
 	if !m.Started.IsZero() {
-		p("| date | %s to %s (%v) |\n", m.Started.UTC().Format("2006-01-02 15:04"), m.Date.Format("15:04 MST"), m.Date.Sub(m.Started).Round(time.Minute))
+		p("| date | %s to %s (%d min) |\n", m.Started.UTC().Format("2006-01-02 15:04"), m.Date.Format("15:04 MST"), int(m.Date.Sub(m.Started).Minutes()+0.5))
 	} else {
 		p("| date | %s |\n", m.Date.Format("2006-01-02 15:04 MST"))
 	}
@@ -294,12 +296,24 @@ func Write(w io.Writer, r *Run, m Machine, rounds int, docs map[string]string) {
 	if m.Load != "" {
 		p("| load average when it ended (1 / 5 / 15 min) | %s |\n", m.Load)
 	}
+	if m.Note != "" {
+		p("| note | %s |\n", m.Note)
+	}
 	if rounds > 0 {
 		p("| rounds | %d (`-count %d`); a benchmark with fewer rounds says so |\n", rounds, rounds)
 	}
 	p("\n")
+	// A package's benchmarks together, the packages in the order they first ran.
+	first := map[string]int{}
+	for i, b := range r.Benchmarks {
+		if _, ok := first[b.Package]; !ok {
+			first[b.Package] = i
+		}
+	}
+	ordered := slices.Clone(r.Benchmarks)
+	slices.SortStableFunc(ordered, func(a, b *Benchmark) int { return first[a.Package] - first[b.Package] })
 	pkg, quoted := "", map[string]bool{}
-	for _, b := range r.Benchmarks {
+	for _, b := range ordered {
 		if b.Package != pkg {
 			pkg = b.Package
 			p("## %s\n\n", strings.TrimPrefix(strings.TrimPrefix(pkg, modulePath), "/"))

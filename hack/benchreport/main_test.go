@@ -30,6 +30,9 @@ BenchmarkScale-2   	{"level":"error","msg":"Reconciler error"}
 {"level":"error","msg":"Reconciler error 2"}
        1	9500000000 ns/op	        13.5 s-to-ready	        31.0 x-baseline	         0 steady-writes
 PASS
+pkg: github.com/sts-operator/sts-operator/internal/sts
+BenchmarkRunAlone-2   	       1	10 ns/op
+PASS
 `
 
 func TestParseAndWrite(t *testing.T) {
@@ -41,7 +44,7 @@ func TestParseAndWrite(t *testing.T) {
 	for _, b := range r.Benchmarks {
 		names = append(names, b.Name)
 	}
-	if got, want := strings.Join(names, " "), "BenchmarkReadFirstKeepVsBareHTTP BenchmarkRedisServers/servers=2 BenchmarkLoud BenchmarkScale"; got != want {
+	if got, want := strings.Join(names, " "), "BenchmarkReadFirstKeepVsBareHTTP BenchmarkRedisServers/servers=2 BenchmarkLoud BenchmarkScale BenchmarkRunAlone"; got != want {
 		t.Fatalf("benchmarks %q, want %q", got, want)
 	}
 	first := r.Benchmarks[0]
@@ -60,8 +63,14 @@ func TestParseAndWrite(t *testing.T) {
 	Write(&out, r, m, 2, map[string]string{
 		"github.com/sts-operator/sts-operator/internal/sts BenchmarkReadFirstKeepVsBareHTTP": "BenchmarkReadFirstKeepVsBareHTTP measures READ against a bare handler.\n",
 	})
+	if got := strings.Count(out.String(), "## internal/sts\n"); got != 1 {
+		t.Errorf("internal/sts has %d sections, want one for both of its runs", got)
+	}
+	if i, j := strings.Index(out.String(), "### BenchmarkRunAlone"), strings.Index(out.String(), "## internal/controller"); i > j {
+		t.Errorf("a package's benchmark of a later run is not with the others")
+	}
 	for _, want := range []string{
-		"| date | 2026-12-04 09:20 to 10:00 UTC (40m0s) |",
+		"| date | 2026-12-04 09:20 to 10:00 UTC (40 min) |",
 		"| load average when the run began (1 / 5 / 15 min) | 1.00 / 2.00 / 3.00 |",
 		"| CPU | Intel(R) Xeon(R) CPU @ 2.20GHz |",
 		"## internal/sts\n",
