@@ -154,14 +154,14 @@ func TestInstallYAMLInstallsTheOperator(t *testing.T) {
 	if err := c.Create(ctx, load); err != nil {
 		t.Fatal(err)
 	}
-	sts := &stsv1alpha1.SimpleTableServer{
+	tableServer := &stsv1alpha1.SimpleTableServer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "load", Name: "logins"},
 		Spec: stsv1alpha1.SimpleTableServerSpec{Datasets: []stsv1alpha1.Dataset{{
 			Name:      "logins.csv",
 			ConfigMap: &stsv1alpha1.KeySelector{Name: "logins", Key: "logins.csv"},
 		}}},
 	}
-	if err := c.Create(ctx, sts); err != nil {
+	if err := c.Create(ctx, tableServer); err != nil {
 		t.Fatalf("creating a SimpleTableServer after install.yaml: %v", err)
 	}
 	if got := kubectl("get", "stserver", "-n", "load", "-o", "name"); strings.TrimSpace(got) != "simpletableserver.sts.tableserver.dev/logins" {

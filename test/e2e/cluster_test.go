@@ -189,11 +189,11 @@ func create(t *testing.T, obj client.Object) {
 
 // waitServing waits until the resource's Ready condition is True for its current generation,
 // and returns the resource as it is then.
-func waitServing(t *testing.T, sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.SimpleTableServer {
+func waitServing(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer) *stsv1alpha1.SimpleTableServer {
 	t.Helper()
 	got := &stsv1alpha1.SimpleTableServer{}
-	eventually(t, 3*time.Minute, "SimpleTableServer "+sts.Name+" Ready", func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), got); err != nil {
+	eventually(t, 3*time.Minute, "SimpleTableServer "+tableServer.Name+" Ready", func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), got); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(got.Status.Conditions, stsv1alpha1.ConditionReady)
@@ -205,20 +205,20 @@ func waitServing(t *testing.T, sts *stsv1alpha1.SimpleTableServer) *stsv1alpha1.
 	return got
 }
 
-func conditionSummary(sts *stsv1alpha1.SimpleTableServer) string {
+func conditionSummary(tableServer *stsv1alpha1.SimpleTableServer) string {
 	var parts []string
-	for _, c := range sts.Status.Conditions {
+	for _, c := range tableServer.Status.Conditions {
 		parts = append(parts, fmt.Sprintf("%s=%s (%s: %s)", c.Type, c.Status, c.Reason, c.Message))
 	}
 	return strings.Join(parts, "; ")
 }
 
 // waitListLength waits until status.lists reports length for list.
-func waitListLength(t *testing.T, sts *stsv1alpha1.SimpleTableServer, list string, length int64) {
+func waitListLength(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, list string, length int64) {
 	t.Helper()
 	eventually(t, time.Minute, fmt.Sprintf("status.lists[%s] = %d", list, length), func(ctx context.Context) error {
 		got := &stsv1alpha1.SimpleTableServer{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), got); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), got); err != nil {
 			return err
 		}
 		for _, l := range got.Status.Lists {

@@ -22,8 +22,8 @@ import (
 
 // consumeArgs are the arguments of stsload pods that READ list with KEEP=FALSE until it is
 // empty and record every line they got on the ledger.
-func consumeArgs(sts, ledger *stsv1alpha1.SimpleTableServer, list string, extra ...string) []string {
-	return append([]string{"consume", "-url", sts.Status.Endpoint, "-list", list, "-ledger", ledger.Status.Endpoint}, extra...)
+func consumeArgs(tableServer, ledger *stsv1alpha1.SimpleTableServer, list string, extra ...string) []string {
+	return append([]string{"consume", "-url", tableServer.Status.Endpoint, "-list", list, "-ledger", ledger.Status.Endpoint}, extra...)
 }
 
 // newLedger starts the table server where consume pods record what they read (stsload -ledger).
@@ -127,15 +127,15 @@ func testConsumeOnce(t *testing.T) {
 	ns := newNamespace(t, "consume")
 	input := testutil.Numbered("single", 20000)
 	createConfigMap(t, ns, "single", "single.csv", input)
-	sts := newServer(ns, "single", configMapDataset("single.csv", "single", "single.csv"))
-	create(t, sts)
+	tableServer := newServer(ns, "single", configMapDataset("single.csv", "single", "single.csv"))
+	create(t, tableServer)
 	ledger := newLedger(t, ns)
-	sts = waitServing(t, sts)
-	waitListLength(t, sts, "single.csv", 20000)
+	tableServer = waitServing(t, tableServer)
+	waitListLength(t, tableServer, "single.csv", 20000)
 
 	// A rate per pod keeps each pod busy for several seconds, so all four share the work
 	// even when their pods start a few seconds apart.
-	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, ledger, "single.csv", "-workers", "8", "-rate", "300")})
+	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(tableServer, ledger, "single.csv", "-workers", "8", "-rate", "300")})
 	waitJob(t, job, 5*time.Minute)
 	byPod := consumedByPod(t, job, ledger)
 	if missing := handedOut(t, input, byPod); missing > 0 {
@@ -150,7 +150,7 @@ func testConsumeOnce(t *testing.T) {
 			t.Errorf("pod %s had %d requests break in flight on a server that was never disturbed", pod, c.failed)
 		}
 	}
-	waitListLength(t, sts, "single.csv", 0)
+	waitListLength(t, tableServer, "single.csv", 0)
 }
 
 // testRestartKeepsConsumption: with storage, the table-server pod is deleted while four
@@ -163,18 +163,18 @@ func testRestartKeepsConsumption(t *testing.T) {
 	createConfigMap(t, ns, "durable", "durable.csv", input)
 	claim := hostPathClaim(t, ns, "state")
 	fillClaim(t, ns, claim, "", "", 0)
-	sts := newServer(ns, "durable", configMapDataset("durable.csv", "durable", "durable.csv"))
-	sts.Spec.Storage = &stsv1alpha1.Storage{ExistingClaim: claim}
-	create(t, sts)
-	requireDurability(t, sts)
+	tableServer := newServer(ns, "durable", configMapDataset("durable.csv", "durable", "durable.csv"))
+	tableServer.Spec.Storage = &stsv1alpha1.Storage{ExistingClaim: claim}
+	create(t, tableServer)
+	requireDurability(t, tableServer)
 	ledger := newLedger(t, ns)
-	sts = waitServing(t, sts)
-	first := serverPod(t, ns, sts.Name)
+	tableServer = waitServing(t, tableServer)
+	first := serverPod(t, ns, tableServer.Name)
 
 	// 400 READs a second in all: the run lasts about 25 seconds.
-	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, ledger, "durable.csv", "-workers", "4", "-rate", "100")})
+	job := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(tableServer, ledger, "durable.csv", "-workers", "4", "-rate", "100")})
 	eventually(t, 3*time.Minute, "a third of the lines consumed", func(ctx context.Context) error {
-		n, err := serverLength(ctx, ns, sts.Name, "durable.csv")
+		n, err := serverLength(ctx, ns, tableServer.Name, "durable.csv")
 		if err == nil && n > 2*len(input)/3 {
 			err = fmt.Errorf("%d lines left", n)
 		}
@@ -188,26 +188,26 @@ func testRestartKeepsConsumption(t *testing.T) {
 	byPod := consumedByPod(t, job, ledger)
 
 	handedOutAcross(t, input, byPod, "the replacement did not restore the consumption state")
-	if second := serverPod(t, ns, sts.Name); second.UID == first.UID {
+	if second := serverPod(t, ns, tableServer.Name); second.UID == first.UID {
 		t.Errorf("the table-server pod %s was not replaced", first.Name)
 	}
-	waitListLength(t, sts, "durable.csv", 0)
+	waitListLength(t, tableServer, "durable.csv", 0)
 }
 
 // requireDurability fails the test when this build cannot keep the lists across a restart: the
 // operator must pass --state-dir for spec.storage, and the table server must know it. Both
 // exist, so a build without them is a regression, not a reason to skip.
-func requireDurability(t *testing.T, sts *stsv1alpha1.SimpleTableServer) {
+func requireDurability(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer) {
 	t.Helper()
 	d := &appsv1.Deployment{}
 	eventually(t, time.Minute, "the table server's Deployment", func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKeyFromObject(sts), d)
+		return k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), d)
 	})
 	if !slices.ContainsFunc(d.Spec.Template.Spec.Containers[0].Args, func(a string) bool { return strings.HasPrefix(a, "--state-dir") }) {
 		t.Fatalf("the operator did not pass --state-dir for spec.storage: the table server's journal is off (args %q)", d.Spec.Template.Spec.Containers[0].Args)
 	}
 	eventually(t, 3*time.Minute, "the table server started with --state-dir", func(ctx context.Context) error {
-		pods, err := clientset.CoreV1().Pods(sts.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + sts.Name})
+		pods, err := clientset.CoreV1().Pods(tableServer.Namespace).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/instance=" + tableServer.Name})
 		if err != nil {
 			return err
 		}

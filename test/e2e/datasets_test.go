@@ -30,12 +30,12 @@ func testDatasets(t *testing.T) {
 	claim := hostPathClaim(t, ns, "datasets")
 	fillClaim(t, ns, claim, "big.csv", "pvc", 3000)
 
-	sts := newServer(ns, "mixed",
+	tableServer := newServer(ns, "mixed",
 		configMapDataset("logins.csv", "logins", "logins.csv"),
 		secretDataset("cards.csv", "cards", "cards.csv"),
 		claimDataset("big.csv", claim, "big.csv"))
-	create(t, sts)
-	got := waitServing(t, sts)
+	create(t, tableServer)
+	got := waitServing(t, tableServer)
 
 	lengths := map[string]int64{}
 	for _, l := range got.Status.Lists {
@@ -100,14 +100,14 @@ func testReloadPushesAChangedConfigMap(t *testing.T) {
 	ns := newNamespace(t, "reload")
 	createConfigMap(t, ns, "prices", "prices.csv", testutil.Numbered("old", 10))
 	createConfigMap(t, ns, "users", "users.csv", testutil.Numbered("user", 5))
-	sts := newServer(ns, "reload",
+	tableServer := newServer(ns, "reload",
 		configMapDataset("prices.csv", "prices", "prices.csv"),
 		configMapDataset("users.csv", "users", "users.csv"))
-	sts.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
-	create(t, sts)
-	waitServing(t, sts)
-	pod := serverPod(t, ns, sts.Name)
-	if a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "users.csv", "KEEP": "FALSE"}); err != nil || !a.OK {
+	tableServer.Spec.DatasetUpdatePolicy = stsv1alpha1.DatasetUpdateReload
+	create(t, tableServer)
+	waitServing(t, tableServer)
+	pod := serverPod(t, ns, tableServer.Name)
+	if a, err := serverCall(t.Context(), ns, tableServer.Name, "READ", map[string]string{"FILENAME": "users.csv", "KEEP": "FALSE"}); err != nil || !a.OK {
 		t.Fatalf("READ KEEP=FALSE: %+v, %v", a, err)
 	}
 
@@ -119,13 +119,13 @@ func testReloadPushesAChangedConfigMap(t *testing.T) {
 	if err := k8s.Update(t.Context(), cm); err != nil {
 		t.Fatal(err)
 	}
-	waitListLength(t, sts, "prices.csv", 25)
-	waitListLength(t, sts, "users.csv", 4)
-	a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "prices.csv", "KEEP": "TRUE"})
+	waitListLength(t, tableServer, "prices.csv", 25)
+	waitListLength(t, tableServer, "users.csv", 4)
+	a, err := serverCall(t.Context(), ns, tableServer.Name, "READ", map[string]string{"FILENAME": "prices.csv", "KEEP": "TRUE"})
 	if err != nil || !a.OK || ptr.Deref(a.Value, "") != "new-000000" {
 		t.Errorf("READ FIRST of the reloaded list: %q in %+v, %v; want new-000000", ptr.Deref(a.Value, ""), a, err)
 	}
-	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
+	if now := serverPod(t, ns, tableServer.Name); now.UID != pod.UID {
 		t.Errorf("the table-server pod was replaced (%s -> %s): a reload must not restart it", pod.Name, now.Name)
 	}
 }
@@ -138,13 +138,13 @@ func testRotatedTokenReachesTheServer(t *testing.T) {
 	ns := newNamespace(t, "token")
 	createConfigMap(t, ns, "users", "users.csv", testutil.Numbered("user", 5))
 	createSecret(t, ns, "token", "token", []string{"first"})
-	sts := newServer(ns, "guarded", configMapDataset("users.csv", "users", "users.csv"))
-	sts.Spec.Server.AuthTokenSecret = &stsv1alpha1.KeySelector{Name: "token", Key: "token"}
-	create(t, sts)
-	waitServing(t, sts)
-	pod := serverPod(t, ns, sts.Name)
+	tableServer := newServer(ns, "guarded", configMapDataset("users.csv", "users", "users.csv"))
+	tableServer.Spec.Server.AuthTokenSecret = &stsv1alpha1.KeySelector{Name: "token", Key: "token"}
+	create(t, tableServer)
+	waitServing(t, tableServer)
+	pod := serverPod(t, ns, tableServer.Name)
 	read := func(token string) (protocol.Answer, error) {
-		return serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "users.csv", "KEEP": "FALSE", "TOKEN": token})
+		return serverCall(t.Context(), ns, tableServer.Name, "READ", map[string]string{"FILENAME": "users.csv", "KEEP": "FALSE", "TOKEN": token})
 	}
 	if a, err := read("first"); err != nil || !a.OK {
 		t.Fatalf("READ with the first token: %+v, %v", a, err)
@@ -159,7 +159,7 @@ func testRotatedTokenReachesTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 4*time.Minute, "the server taking the new token", func(ctx context.Context) error {
-		a, err := serverCall(ctx, ns, sts.Name, "LENGTH", map[string]string{"FILENAME": "users.csv", "TOKEN": "second"})
+		a, err := serverCall(ctx, ns, tableServer.Name, "LENGTH", map[string]string{"FILENAME": "users.csv", "TOKEN": "second"})
 		if err == nil && !a.OK {
 			err = fmt.Errorf("LENGTH with the new token: %s", a.Error)
 		}
@@ -171,8 +171,8 @@ func testRotatedTokenReachesTheServer(t *testing.T) {
 	if a, err := read("second"); err != nil || !a.OK {
 		t.Errorf("READ with the new token: %+v, %v", a, err)
 	}
-	waitListLength(t, sts, "users.csv", 3)
-	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
+	waitListLength(t, tableServer, "users.csv", 3)
+	if now := serverPod(t, ns, tableServer.Name); now.UID != pod.UID {
 		t.Errorf("the table-server pod was replaced (%s -> %s): a new token must not restart it", pod.Name, now.Name)
 	}
 }
@@ -186,28 +186,28 @@ func testResetRestoresTheLists(t *testing.T) {
 	createConfigMap(t, ns, "codes", "codes.csv", testutil.Numbered("code", 20))
 	claim := hostPathClaim(t, ns, "reset")
 	fillClaim(t, ns, claim, "orders.csv", "order", 30)
-	sts := newServer(ns, "reset",
+	tableServer := newServer(ns, "reset",
 		configMapDataset("codes.csv", "codes", "codes.csv"),
 		claimDataset("orders.csv", claim, "orders.csv"))
-	create(t, sts)
-	waitServing(t, sts)
-	pod := serverPod(t, ns, sts.Name)
+	create(t, tableServer)
+	waitServing(t, tableServer)
+	pod := serverPod(t, ns, tableServer.Name)
 	for list, n := range map[string]int{"codes.csv": 5, "orders.csv": 12} {
-		if a, err := serverCall(t.Context(), ns, sts.Name, "READMULTI", map[string]string{"FILENAME": list, "NB_LINES": strconv.Itoa(n), "KEEP": "FALSE"}); err != nil || !a.OK {
+		if a, err := serverCall(t.Context(), ns, tableServer.Name, "READMULTI", map[string]string{"FILENAME": list, "NB_LINES": strconv.Itoa(n), "KEEP": "FALSE"}); err != nil || !a.OK {
 			t.Fatalf("READMULTI KEEP=FALSE of %s: %+v, %v", list, a, err)
 		}
 	}
-	waitListLength(t, sts, "codes.csv", 15)
-	waitListLength(t, sts, "orders.csv", 18)
+	waitListLength(t, tableServer, "codes.csv", 15)
+	waitListLength(t, tableServer, "orders.csv", 18)
 
 	const at = "2026-05-04T10:00:00+00:00"
 	if _, errOut, err := kubectl(t, "", "annotate", "-n", ns, "simpletableserver/reset", stsv1alpha1.AnnotationResetAt+"="+at, "--overwrite"); err != nil {
 		t.Fatalf("kubectl annotate: %v\n%s", err, errOut)
 	}
-	waitListLength(t, sts, "codes.csv", 20)
-	waitListLength(t, sts, "orders.csv", 30)
+	waitListLength(t, tableServer, "codes.csv", 20)
+	waitListLength(t, tableServer, "orders.csv", 30)
 	got := &stsv1alpha1.SimpleTableServer{}
-	if err := k8s.Get(t.Context(), client.ObjectKeyFromObject(sts), got); err != nil {
+	if err := k8s.Get(t.Context(), client.ObjectKeyFromObject(tableServer), got); err != nil {
 		t.Fatal(err)
 	}
 	c := meta.FindStatusCondition(got.Status.Conditions, stsv1alpha1.ConditionReset)
@@ -215,12 +215,12 @@ func testResetRestoresTheLists(t *testing.T) {
 		t.Errorf("after the reset: Reset %+v, observedResetAt %q, lastResetTime %v", c, got.Status.ObservedResetAt, got.Status.LastResetTime)
 	}
 	for list, first := range map[string]string{"codes.csv": "code-000000", "orders.csv": "order-000000"} {
-		a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": list, "KEEP": "TRUE"})
+		a, err := serverCall(t.Context(), ns, tableServer.Name, "READ", map[string]string{"FILENAME": list, "KEEP": "TRUE"})
 		if err != nil || !a.OK || ptr.Deref(a.Value, "") != first {
 			t.Errorf("READ FIRST of %s after the reset: %q in %+v, %v; want %s", list, ptr.Deref(a.Value, ""), a, err, first)
 		}
 	}
-	if now := serverPod(t, ns, sts.Name); now.UID != pod.UID {
+	if now := serverPod(t, ns, tableServer.Name); now.UID != pod.UID {
 		t.Errorf("the table-server pod was replaced (%s -> %s): a reset must not restart it", pod.Name, now.Name)
 	}
 }

@@ -24,17 +24,17 @@ import (
 func testDeleteRemovesChildren(t *testing.T) {
 	ns := newNamespace(t, "gc")
 	createConfigMap(t, ns, "gc", "gc.csv", testutil.Numbered("gc", 10))
-	sts := newServer(ns, "doomed", configMapDataset("gc.csv", "gc", "gc.csv"))
-	create(t, sts)
-	waitServing(t, sts)
-	if n := children(t.Context(), t, ns, sts.Name); n["Deployment"] != 1 || n["ReplicaSet"] != 1 || n["Pod"] != 1 || n["Service"] != 1 {
+	tableServer := newServer(ns, "doomed", configMapDataset("gc.csv", "gc", "gc.csv"))
+	create(t, tableServer)
+	waitServing(t, tableServer)
+	if n := children(t.Context(), t, ns, tableServer.Name); n["Deployment"] != 1 || n["ReplicaSet"] != 1 || n["Pod"] != 1 || n["Service"] != 1 {
 		t.Fatalf("children of a serving resource: %v, want one Deployment, ReplicaSet, Pod and Service", n)
 	}
-	if err := k8s.Delete(t.Context(), sts); err != nil {
+	if err := k8s.Delete(t.Context(), tableServer); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, "every child removed", func(ctx context.Context) error {
-		if n := children(ctx, t, ns, sts.Name); len(n) > 0 {
+		if n := children(ctx, t, ns, tableServer.Name); len(n) > 0 {
 			return fmt.Errorf("left: %v", n)
 		}
 		return nil
@@ -92,10 +92,10 @@ func operatorPods(ctx context.Context) ([]string, error) {
 func testHelmUpgradeKeepsResources(t *testing.T) {
 	ns := newNamespace(t, "upgrade")
 	createConfigMap(t, ns, "keep", "keep.csv", testutil.Numbered("keep", 100))
-	sts := newServer(ns, "survivor", configMapDataset("keep.csv", "keep", "keep.csv"))
-	create(t, sts)
-	waitServing(t, sts)
-	server := serverPod(t, ns, sts.Name)
+	tableServer := newServer(ns, "survivor", configMapDataset("keep.csv", "keep", "keep.csv"))
+	create(t, tableServer)
+	waitServing(t, tableServer)
+	server := serverPod(t, ns, tableServer.Name)
 	before, err := operatorPods(t.Context())
 	if err != nil || len(before) == 0 {
 		t.Fatalf("no ready operator pod before the upgrade (%v): is the operator installed as release %s in %s?", err, env.release, env.operatorNamespace)
@@ -112,16 +112,16 @@ func testHelmUpgradeKeepsResources(t *testing.T) {
 		return err
 	})
 
-	if now := serverPod(t, ns, sts.Name); now.UID != server.UID {
+	if now := serverPod(t, ns, tableServer.Name); now.UID != server.UID {
 		t.Errorf("the upgrade replaced the table-server pod %s with %s: its lists would be lost", server.Name, now.Name)
 	}
 	for range 10 {
-		if a, err := serverCall(t.Context(), ns, sts.Name, "READ", map[string]string{"FILENAME": "keep.csv", "KEEP": "FALSE"}); err != nil || !a.OK {
+		if a, err := serverCall(t.Context(), ns, tableServer.Name, "READ", map[string]string{"FILENAME": "keep.csv", "KEEP": "FALSE"}); err != nil || !a.OK {
 			t.Fatalf("READ after the upgrade: %+v, %v", a, err)
 		}
 	}
-	waitListLength(t, sts, "keep.csv", 90) // the new operator reads the server
-	waitServing(t, sts)
+	waitListLength(t, tableServer, "keep.csv", 90) // the new operator reads the server
+	waitServing(t, tableServer)
 }
 
 // testHelmUninstallLeavesNothing: after `helm uninstall` nothing of the operator is left in the

@@ -16,18 +16,18 @@ import (
 // exactly once, and each consumer sees each producer's lines in the order they were added.
 func testQueue(t *testing.T) {
 	ns := newNamespace(t, "queue")
-	sts := newServer(ns, "queue") // no dataset: the first ADD creates the list
-	create(t, sts)
+	tableServer := newServer(ns, "queue") // no dataset: the first ADD creates the list
+	create(t, tableServer)
 	ledger := newLedger(t, ns)
-	sts = waitServing(t, sts)
+	tableServer = waitServing(t, tableServer)
 
 	const producers, perProducer = 3, 400
 	produce := startJob(t, ns, jobSpec{name: "producers", pods: producers, indexed: true, args: []string{
-		"produce", "-url", sts.Status.Endpoint, "-list", "orders", "-prefix", "p$(JOB_COMPLETION_INDEX)",
+		"produce", "-url", tableServer.Status.Endpoint, "-list", "orders", "-prefix", "p$(JOB_COMPLETION_INDEX)",
 		"-count", strconv.Itoa(perProducer), "-rate", "80",
 	}})
 	// The consumers wait for lines until none came for 15 seconds.
-	consume := startJob(t, ns, jobSpec{name: "consumers", pods: 2, args: consumeArgs(sts, ledger, "orders", "-mode", "FIRST", "-idle", "15s")})
+	consume := startJob(t, ns, jobSpec{name: "consumers", pods: 2, args: consumeArgs(tableServer, ledger, "orders", "-mode", "FIRST", "-idle", "15s")})
 	waitJob(t, produce, 5*time.Minute)
 	waitJob(t, consume, 5*time.Minute)
 	byPod := consumedByPod(t, consume, ledger)
@@ -52,5 +52,5 @@ func testQueue(t *testing.T) {
 			last[prefix] = i
 		}
 	}
-	waitListLength(t, sts, "orders", 0)
+	waitListLength(t, tableServer, "orders", 0)
 }

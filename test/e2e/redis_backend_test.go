@@ -37,30 +37,30 @@ func testRedisBackend(t *testing.T) {
 	const lines, list = 6000, "shared.csv"
 	input := testutil.Numbered("shared", lines)
 	createConfigMap(t, ns, "shared", list, input)
-	sts := newServer(ns, "shared", configMapDataset(list, "shared", list))
-	sts.Spec.Backend = stsv1alpha1.Backend{Type: stsv1alpha1.BackendRedis, Redis: &stsv1alpha1.RedisBackend{
+	tableServer := newServer(ns, "shared", configMapDataset(list, "shared", list))
+	tableServer.Spec.Backend = stsv1alpha1.Backend{Type: stsv1alpha1.BackendRedis, Redis: &stsv1alpha1.RedisBackend{
 		RedisConnection: stsv1alpha1.RedisConnection{Address: address},
 	}}
-	sts.Spec.Replicas = 3
-	create(t, sts)
+	tableServer.Spec.Replicas = 3
+	create(t, tableServer)
 	ledger := newLedger(t, ns)
-	sts = waitAllAvailable(t, sts, 3)
-	checkDisruptionBudget(t, sts)
-	first := readyServerPods(t, ns, sts.Name, 3)
-	waitListLength(t, sts, list, lines)
+	tableServer = waitAllAvailable(t, tableServer, 3)
+	checkDisruptionBudget(t, tableServer)
+	first := readyServerPods(t, ns, tableServer.Name, 3)
+	waitListLength(t, tableServer, list, lines)
 
-	injectors := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(sts, ledger, list, "-workers", "4", "-rate", "25")})
+	injectors := startJob(t, ns, jobSpec{name: "injectors", pods: 4, args: consumeArgs(tableServer, ledger, list, "-workers", "4", "-rate", "25")})
 
 	// (a) A table-server pod is deleted, as a node failure would: the Deployment replaces it.
-	waitConsumedAtLeast(t, sts, list, lines/10)
-	notReady := watchReady(t, sts) // the other pods serve meanwhile: Ready stays True
+	waitConsumedAtLeast(t, tableServer, list, lines/10)
+	notReady := watchReady(t, tableServer) // the other pods serve meanwhile: Ready stays True
 	victim := first[0]
 	if err := k8s.Delete(t.Context(), &victim); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("deleted table-server pod %s while the injectors consume", victim.Name)
 	eventually(t, 3*time.Minute, "a Ready replacement of "+victim.Name, func(ctx context.Context) error {
-		pods, err := serverPods(ctx, ns, sts.Name)
+		pods, err := serverPods(ctx, ns, tableServer.Name)
 		if err != nil {
 			return err
 		}
@@ -78,16 +78,16 @@ func testRedisBackend(t *testing.T) {
 		}
 		return nil
 	})
-	left := logListLength(t, sts, list, "after the replacement of the deleted pod")
+	left := logListLength(t, tableServer, list, "after the replacement of the deleted pod")
 
 	// (b) A change of the pod template rolls every pod, one at a time.
 	patch := []byte(`{"spec":{"podAnnotations":{"e2e.sts.tableserver.dev/rollout":"1"}}}`)
-	if err := k8s.Patch(t.Context(), sts, client.RawPatch(types.MergePatchType, patch)); err != nil {
+	if err := k8s.Patch(t.Context(), tableServer, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("rolling the table-server pods with a new pod annotation (%d lines left)", left)
-	waitRolledOut(t, sts)
-	rolled := readyServerPods(t, ns, sts.Name, 3)
+	waitRolledOut(t, tableServer)
+	rolled := readyServerPods(t, ns, tableServer.Name, 3)
 	for _, p := range rolled {
 		if slices.ContainsFunc(first, func(q corev1.Pod) bool { return q.UID == p.UID }) {
 			t.Errorf("pod %s of before the rollout still runs after it", p.Name)
@@ -99,28 +99,28 @@ func testRedisBackend(t *testing.T) {
 	if seen := notReady(); len(seen) > 0 {
 		t.Errorf("Ready was not True while one pod was replaced and during the rollout, though other pods served: %v", seen)
 	}
-	if left := logListLength(t, sts, list, "at the end of the rollout"); left == 0 {
+	if left := logListLength(t, tableServer, list, "at the end of the rollout"); left == 0 {
 		t.Log("the injectors drained the list before the rollout ended: the rollout disturbed only part of the run")
 	}
 
 	waitJob(t, injectors, 5*time.Minute)
 	byPod := consumedByPod(t, injectors, ledger)
 	missing := handedOutAcross(t, input, byPod, "the shared list lost lines")
-	waitListLength(t, sts, list, 0)
-	sts = waitAllAvailable(t, sts, 3)
+	waitListLength(t, tableServer, list, 0)
+	tableServer = waitAllAvailable(t, tableServer, 3)
 	t.Logf("all %d lines consumed once (%d lost with requests broken in flight); Ready with 3 pods available", lines-missing, missing)
 
 	// Redis goes away with its data (the example keeps none) and stays away until the resource
 	// says so: a replacement Redis pod answers within about two seconds, before the table
 	// servers' readiness probes or the operator's next STATUS notice, so the Redis Deployment is
 	// scaled to 0 (deleting its pod), and back to 1 afterwards.
-	before := readyServerPods(t, ns, sts.Name, 3)
+	before := readyServerPods(t, ns, tableServer.Name, 3)
 	scaleRedis(t, ns, 0)
 	deleteRedisPod(t, ns)
 	lost := time.Now()
 	// The table servers keep running, out of the Service: nothing restarts them.
 	eventually(t, time.Minute, "the table-server pods running but not Ready", func(ctx context.Context) error {
-		pods, err := serverPods(ctx, ns, sts.Name)
+		pods, err := serverPods(ctx, ns, tableServer.Name)
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func testRedisBackend(t *testing.T) {
 	})
 	t.Logf("the 3 table-server pods run unready, unrestarted, %v after the Redis pod was deleted", time.Since(lost).Round(time.Second))
 	logDirectStatus(t, ns, before[0].Name)
-	if unavailable, ok := tryCondition(t, sts, 90*time.Second, func(s *stsv1alpha1.SimpleTableServer) error {
+	if unavailable, ok := tryCondition(t, tableServer, 90*time.Second, func(s *stsv1alpha1.SimpleTableServer) error {
 		c := meta.FindStatusCondition(s.Status.Conditions, stsv1alpha1.ConditionReady)
 		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != stsv1alpha1.ReasonBackendUnavailable {
 			return fmt.Errorf("conditions %s", conditionSummary(s))
@@ -142,7 +142,7 @@ func testRedisBackend(t *testing.T) {
 		if !strings.Contains(ready.Message, address) {
 			t.Errorf("the BackendUnavailable message does not name the Redis %s: %q", address, ready.Message)
 		}
-		waitEvent(t, sts, corev1.EventTypeWarning, stsv1alpha1.ReasonBackendUnavailable)
+		waitEvent(t, tableServer, corev1.EventTypeWarning, stsv1alpha1.ReasonBackendUnavailable)
 	}
 
 	scaleRedis(t, ns, 1)
@@ -150,7 +150,7 @@ func testRedisBackend(t *testing.T) {
 	back := time.Now()
 	t.Logf("Redis pod %s Ready %v after the old one was deleted", replacement, back.Sub(lost).Round(time.Second))
 	eventually(t, 2*time.Minute, "the same table-server pods Ready again", func(ctx context.Context) error {
-		pods, err := serverPods(ctx, ns, sts.Name)
+		pods, err := serverPods(ctx, ns, tableServer.Name)
 		if err != nil {
 			return err
 		}
@@ -161,7 +161,7 @@ func testRedisBackend(t *testing.T) {
 	// The new Redis is empty: the list is gone, and nothing loads the dataset again behind the
 	// user's back, since that would hand out its consumed lines a second time. The resource
 	// says so: it serves, but its dataset is not loaded.
-	after := waitCondition(t, sts, 2*time.Minute, func(s *stsv1alpha1.SimpleTableServer) error {
+	after := waitCondition(t, tableServer, 2*time.Minute, func(s *stsv1alpha1.SimpleTableServer) error {
 		ready := meta.FindStatusCondition(s.Status.Conditions, stsv1alpha1.ConditionReady)
 		stalled := meta.FindStatusCondition(s.Status.Conditions, stsv1alpha1.ConditionStalled)
 		loaded := meta.FindStatusCondition(s.Status.Conditions, stsv1alpha1.ConditionDatasetsLoaded)
@@ -184,7 +184,7 @@ func testRedisBackend(t *testing.T) {
 	}
 
 	// An injector started now finds nothing to take: no line is handed out a second time.
-	late := startJob(t, ns, jobSpec{name: "late-injector", pods: 1, args: consumeArgs(sts, ledger, list)})
+	late := startJob(t, ns, jobSpec{name: "late-injector", pods: 1, args: consumeArgs(tableServer, ledger, list)})
 	waitJob(t, late, 2*time.Minute)
 	for pod, c := range consumedByPod(t, late, ledger) {
 		t.Logf("late injector %s read %d lines (%d requests refused, %d broken)", pod, c.read, c.refused, c.failed)
@@ -233,9 +233,9 @@ func sameRunningPods(before, pods []corev1.Pod, ready bool) error {
 
 // waitAllAvailable waits until the resource is Ready for its generation, reconciled, with want
 // pods available, and returns it.
-func waitAllAvailable(t *testing.T, sts *stsv1alpha1.SimpleTableServer, want int32) *stsv1alpha1.SimpleTableServer {
+func waitAllAvailable(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, want int32) *stsv1alpha1.SimpleTableServer {
 	t.Helper()
-	return waitCondition(t, sts, 3*time.Minute, func(s *stsv1alpha1.SimpleTableServer) error {
+	return waitCondition(t, tableServer, 3*time.Minute, func(s *stsv1alpha1.SimpleTableServer) error {
 		ready := meta.FindStatusCondition(s.Status.Conditions, stsv1alpha1.ConditionReady)
 		reconciling := meta.FindStatusCondition(s.Status.Conditions, stsv1alpha1.ConditionReconciling)
 		switch {
@@ -251,7 +251,7 @@ func waitAllAvailable(t *testing.T, sts *stsv1alpha1.SimpleTableServer, want int
 
 // watchReady reads the resource's Ready condition every half second until the returned stop is
 // called, which returns each condition other than True that it saw (the same one once).
-func watchReady(t *testing.T, sts *stsv1alpha1.SimpleTableServer) (stop func() []string) {
+func watchReady(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer) (stop func() []string) {
 	ctx, cancel := context.WithCancel(t.Context())
 	var seen []string
 	done := make(chan struct{})
@@ -261,7 +261,7 @@ func watchReady(t *testing.T, sts *stsv1alpha1.SimpleTableServer) (stop func() [
 		last := ""
 		for ctx.Err() == nil {
 			got := &stsv1alpha1.SimpleTableServer{}
-			if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), got); err == nil {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), got); err == nil {
 				c := meta.FindStatusCondition(got.Status.Conditions, stsv1alpha1.ConditionReady)
 				now := "no Ready condition"
 				if c != nil {
@@ -289,18 +289,18 @@ func watchReady(t *testing.T, sts *stsv1alpha1.SimpleTableServer) (stop func() [
 
 // tryCondition is waitCondition that does not stop the test: it reports whether check accepted
 // the resource within timeout, and returns the resource, or why check refused it last.
-func tryCondition(t *testing.T, sts *stsv1alpha1.SimpleTableServer, timeout time.Duration, check func(*stsv1alpha1.SimpleTableServer) error) (*stsv1alpha1.SimpleTableServer, bool) {
+func tryCondition(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, timeout time.Duration, check func(*stsv1alpha1.SimpleTableServer) error) (*stsv1alpha1.SimpleTableServer, bool) {
 	t.Helper()
 	got := &stsv1alpha1.SimpleTableServer{}
 	var last error
 	for deadline := time.Now().Add(timeout); ; {
-		if last = k8s.Get(t.Context(), client.ObjectKeyFromObject(sts), got); last == nil {
+		if last = k8s.Get(t.Context(), client.ObjectKeyFromObject(tableServer), got); last == nil {
 			if last = check(got); last == nil {
 				return got, true
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("after %v: SimpleTableServer %s: %v", timeout, sts.Name, last)
+			t.Errorf("after %v: SimpleTableServer %s: %v", timeout, tableServer.Name, last)
 			return got, false
 		}
 		select {
@@ -324,11 +324,11 @@ func logDirectStatus(t *testing.T, ns, pod string) {
 }
 
 // waitCondition waits until check accepts the resource as it is, and returns it.
-func waitCondition(t *testing.T, sts *stsv1alpha1.SimpleTableServer, timeout time.Duration, check func(*stsv1alpha1.SimpleTableServer) error) *stsv1alpha1.SimpleTableServer {
+func waitCondition(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, timeout time.Duration, check func(*stsv1alpha1.SimpleTableServer) error) *stsv1alpha1.SimpleTableServer {
 	t.Helper()
 	got := &stsv1alpha1.SimpleTableServer{}
-	eventually(t, timeout, "SimpleTableServer "+sts.Name, func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), got); err != nil {
+	eventually(t, timeout, "SimpleTableServer "+tableServer.Name, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), got); err != nil {
 			return err
 		}
 		return check(got)
@@ -338,16 +338,16 @@ func waitCondition(t *testing.T, sts *stsv1alpha1.SimpleTableServer, timeout tim
 
 // checkDisruptionBudget checks that the budget of a resource with several replicas lets one of
 // its pods be evicted at a time.
-func checkDisruptionBudget(t *testing.T, sts *stsv1alpha1.SimpleTableServer) {
+func checkDisruptionBudget(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer) {
 	t.Helper()
 	pdb := &policyv1.PodDisruptionBudget{}
-	eventually(t, time.Minute, "the PodDisruptionBudget of "+sts.Name, func(ctx context.Context) error {
-		return k8s.Get(ctx, client.ObjectKeyFromObject(sts), pdb)
+	eventually(t, time.Minute, "the PodDisruptionBudget of "+tableServer.Name, func(ctx context.Context) error {
+		return k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), pdb)
 	})
 	if got := pdb.Spec.MaxUnavailable; got == nil || got.String() != "1" || pdb.Spec.MinAvailable != nil {
 		t.Errorf("PodDisruptionBudget %s: maxUnavailable %v, minAvailable %v; want maxUnavailable 1", pdb.Name, got, pdb.Spec.MinAvailable)
 	}
-	want := map[string]string{"app.kubernetes.io/name": "simpletableserver", "app.kubernetes.io/instance": sts.Name}
+	want := map[string]string{"app.kubernetes.io/name": "simpletableserver", "app.kubernetes.io/instance": tableServer.Name}
 	if sel := pdb.Spec.Selector; sel == nil || fmt.Sprint(sel.MatchLabels) != fmt.Sprint(want) {
 		t.Errorf("PodDisruptionBudget %s selects %v, want %v", pdb.Name, sel, want)
 	}
@@ -389,11 +389,11 @@ func readyServerPods(t *testing.T, ns, name string, want int) []corev1.Pod {
 }
 
 // waitConsumedAtLeast waits until the server reports at least n lines taken from list.
-func waitConsumedAtLeast(t *testing.T, sts *stsv1alpha1.SimpleTableServer, list string, n int) {
+func waitConsumedAtLeast(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, list string, n int) {
 	t.Helper()
 	total := -1
 	eventually(t, 3*time.Minute, fmt.Sprintf("%d lines of %s consumed", n, list), func(ctx context.Context) error {
-		left, err := serverLength(ctx, sts.Namespace, sts.Name, list)
+		left, err := serverLength(ctx, tableServer.Namespace, tableServer.Name, list)
 		if err != nil {
 			return err
 		}
@@ -408,9 +408,9 @@ func waitConsumedAtLeast(t *testing.T, sts *stsv1alpha1.SimpleTableServer, list 
 }
 
 // logListLength logs how many lines list has left, and returns it (-1 when the server did not say).
-func logListLength(t *testing.T, sts *stsv1alpha1.SimpleTableServer, list, when string) int {
+func logListLength(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, list, when string) int {
 	t.Helper()
-	left, err := serverLength(t.Context(), sts.Namespace, sts.Name, list)
+	left, err := serverLength(t.Context(), tableServer.Namespace, tableServer.Name, list)
 	if err != nil {
 		t.Logf("%s: the length of %s: %v", when, list, err)
 		return -1
@@ -421,11 +421,11 @@ func logListLength(t *testing.T, sts *stsv1alpha1.SimpleTableServer, list, when 
 
 // waitRolledOut waits until the resource's Deployment runs only pods of its current template,
 // all available.
-func waitRolledOut(t *testing.T, sts *stsv1alpha1.SimpleTableServer) {
+func waitRolledOut(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer) {
 	t.Helper()
 	d := &appsv1.Deployment{}
-	eventually(t, 4*time.Minute, "the rollout of "+sts.Name, func(ctx context.Context) error {
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), d); err != nil {
+	eventually(t, 4*time.Minute, "the rollout of "+tableServer.Name, func(ctx context.Context) error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), d); err != nil {
 			return err
 		}
 		want := ptr.Deref(d.Spec.Replicas, 1)
@@ -440,16 +440,16 @@ func waitRolledOut(t *testing.T, sts *stsv1alpha1.SimpleTableServer) {
 }
 
 // waitEvent waits for an event of the given type and reason about the resource.
-func waitEvent(t *testing.T, sts *stsv1alpha1.SimpleTableServer, eventType, reason string) {
+func waitEvent(t *testing.T, tableServer *stsv1alpha1.SimpleTableServer, eventType, reason string) {
 	t.Helper()
-	eventually(t, time.Minute, fmt.Sprintf("a %s event %s about %s", eventType, reason, sts.Name), func(ctx context.Context) error {
-		events, err := clientset.EventsV1().Events(sts.Namespace).List(ctx, metav1.ListOptions{})
+	eventually(t, time.Minute, fmt.Sprintf("a %s event %s about %s", eventType, reason, tableServer.Name), func(ctx context.Context) error {
+		events, err := clientset.EventsV1().Events(tableServer.Namespace).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}
 		var seen []string
 		for _, e := range events.Items {
-			if e.Regarding.Kind != "SimpleTableServer" || e.Regarding.Name != sts.Name {
+			if e.Regarding.Kind != "SimpleTableServer" || e.Regarding.Name != tableServer.Name {
 				continue
 			}
 			if e.Type == eventType && e.Reason == reason {

@@ -47,11 +47,11 @@ func testInvalidResourceRefused(t *testing.T) {
 // and the resource becomes Ready with the list once the ConfigMap is created.
 func testMissingConfigMapHeals(t *testing.T) {
 	ns := newNamespace(t, "missing")
-	sts := newServer(ns, "late", configMapDataset("late.csv", "late-data", "late.csv"))
-	create(t, sts)
+	tableServer := newServer(ns, "late", configMapDataset("late.csv", "late-data", "late.csv"))
+	create(t, tableServer)
 	eventually(t, time.Minute, "Ready=False naming the missing ConfigMap", func(ctx context.Context) error {
 		got := &stsv1alpha1.SimpleTableServer{}
-		if err := k8s.Get(ctx, client.ObjectKeyFromObject(sts), got); err != nil {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(tableServer), got); err != nil {
 			return err
 		}
 		c := meta.FindStatusCondition(got.Status.Conditions, stsv1alpha1.ConditionReady)
@@ -61,6 +61,6 @@ func testMissingConfigMapHeals(t *testing.T) {
 		return nil
 	})
 	createConfigMap(t, ns, "late-data", "late.csv", testutil.Numbered("late", 30))
-	waitServing(t, sts)
-	waitListLength(t, sts, "late.csv", 30)
+	waitServing(t, tableServer)
+	waitListLength(t, tableServer, "late.csv", 30)
 }
