@@ -1,53 +1,16 @@
 package sts
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/form"
 	"github.com/sts-operator/sts-operator/internal/sts/javaregex"
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
-
-// The list commands. Each checks its parameters in the original's order, with the original's
-// messages; enumerated values are upper case only, and a present but empty value is invalid.
-
-// enumParam returns the value of an enumerated parameter: def when it is absent, ok=false when
-// it is present but not one of values.
-func enumParam[T any](params map[string]string, name string, def T, values map[string]T) (T, bool) {
-	raw, present := params[name]
-	if !present {
-		return def, true
-	}
-	v, ok := values[raw]
-	return v, ok
-}
-
-var (
-	readModes   = map[string]store.Position{"FIRST": store.First, "LAST": store.Last, "RANDOM": store.Random}
-	addModes    = map[string]store.Position{"FIRST": store.First, "LAST": store.Last}
-	trueOrFalse = map[string]bool{"TRUE": true, "FALSE": false}
-)
-
-// readWait parses WAIT (our extension) for READ, READMULTI and FIND; absent, it is 0.
-func (s *Server) readWait(command string, params map[string]string) (time.Duration, *reply) {
-	raw, waits := params["WAIT"]
-	if !waits {
-		return 0, nil
-	}
-	wait, ok := s.parseWait(raw)
-	if !ok {
-		rep := koInvalid(command, fmt.Sprintf("WAIT value has to be a number of milliseconds from 0 to %d !", maxWaitMillis))
-		return 0, &rep
-	}
-	return wait, nil
-}
 
 // readFailure is the answer of a READ, READMULTI or FIND whose parameters are invalid: the
 // original checks that the list is loaded and not empty before it validates them, so those
@@ -65,29 +28,6 @@ func (s *Server) readFailure(req *request, command string, invalid reply) reply 
 		return storeFailure(command, req.list, err)
 	}
 	return invalid
-}
-
-// maxWaitMillis is the largest WAIT accepted: Java's largest int, as for NB_LINES.
-const maxWaitMillis = 1<<31 - 1
-
-// parseWait reads WAIT, decimal milliseconds, and caps it at Config.MaxWait (a longer wait is
-// shortened, not refused, so that a plan keeps working on a server with a lower cap).
-func (s *Server) parseWait(raw string) (time.Duration, bool) {
-	ms, ok := parseDecimal(raw, maxWaitMillis)
-	return min(time.Duration(ms)*time.Millisecond, s.cfg.MaxWait), ok
-}
-
-// parseDecimal reads a parameter of decimal digits only (no sign, no space) whose value is at
-// most max.
-func parseDecimal(raw string, max int64) (int64, bool) {
-	if raw == "" || strings.TrimLeft(raw, "0123456789") != "" {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil || n > max {
-		return 0, false
-	}
-	return n, true
 }
 
 // readOptions parses READ_MODE and KEEP, shared by READ and READMULTI.
@@ -161,8 +101,6 @@ func (s *Server) readMulti(req *request) reply {
 	}
 	return reply{command: protocol.CmdReadMulti, layout: layoutMulti, values: lines}
 }
-
-var findModes = map[string]string{"SUBSTRING": "SUBSTRING", "EQUALS": "EQUALS", "REGEX_FIND": "REGEX_FIND", "REGEX_MATCH": "REGEX_MATCH"}
 
 func (s *Server) find(req *request) reply {
 	wait, fail := s.readWait(protocol.CmdFind, req.params)
@@ -290,52 +228,4 @@ func (s *Server) reset(req *request) reply {
 		return storeFailure(protocol.CmdReset, req.list, err)
 	}
 	return okReply(protocol.CmdReset)
-}
-
-// storeFailure turns a store error into the original's KO, or for our extensions into a KO of
-// their own.
-func storeFailure(command, name string, err error) reply {
-	var short *store.ShortListError
-	var limit *store.LimitError
-	var ended *store.LeaseEndedError
-	switch {
-	case errors.Is(err, store.ErrNotLoaded):
-		return koNotLoaded(command, name)
-	case errors.Is(err, store.ErrEmpty):
-		return koEmpty(command)
-	case errors.As(err, &short):
-		return ko(command, http.StatusNotFound, protocol.ReasonShortList,
-			fmt.Sprintf("Number lines to read greater than file size, %d greater than %d !", short.Want, short.Have))
-	case errors.Is(err, store.ErrNoMatch):
-		return ko(command, http.StatusNotFound, protocol.ReasonNoMatch, "Not find !")
-	case errors.Is(err, store.ErrDuplicate):
-		return ko(command, http.StatusConflict, protocol.ReasonDuplicate, "ENTRY already exists !")
-	case errors.Is(err, store.ErrLeaseNotFound):
-		return ko(command, http.StatusNotFound, protocol.ReasonLeaseNotFound, "No such lease: unknown, acknowledged, or ended too long ago !")
-	case errors.As(err, &ended):
-		return ko(command, http.StatusConflict, protocol.ReasonLeaseEnded, "Lease "+ended.How+", its lines went back !")
-	case errors.Is(err, javaregex.ErrTimeout):
-		return ko(command, http.StatusBadRequest, protocol.ReasonRegexTimeout, "Regex evaluation timed out !")
-	case errors.Is(err, javaregex.ErrTooComplex):
-		return ko(command, http.StatusBadRequest, protocol.ReasonRegexTooComplex, "Regex needs too much backtracking !")
-	case errors.As(err, &limit):
-		return koLimit(command, limit.Limit, limit.Max)
-	case errors.Is(err, store.ErrFull):
-		return ko(command, http.StatusInsufficientStorage, protocol.ReasonLimit, "Storage backend full !")
-	case errors.Is(err, store.ErrRequestReused):
-		return ko(command, http.StatusUnprocessableEntity, protocol.ReasonRequestIDReused, "REQUEST_ID was sent before with another request !")
-	case errors.Is(err, store.ErrOutcomeUnknown):
-		// The backend's error is logged by the store. Only a retry with the same REQUEST_ID can
-		// learn whether the change was made.
-		return ko(command, http.StatusServiceUnavailable, protocol.ReasonOutcomeUnknown, "Storage backend did not answer: the change may have been made; send commands with a REQUEST_ID to retry them safely !")
-	case errors.Is(err, store.ErrUnavailable):
-		// The backend's error (an address, a Redis message) is logged by the store, not shown.
-		return ko(command, http.StatusServiceUnavailable, protocol.ReasonBackendUnavailable, "Storage backend unavailable, retry later !")
-	case errors.Is(err, store.ErrNotRecorded):
-		// The journal's error names the state directory: it is logged by the journal, not shown.
-		return ko(command, http.StatusServiceUnavailable, protocol.ReasonNotRecorded, "The change could not be recorded, it may be lost !")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return ko(command, http.StatusServiceUnavailable, protocol.ReasonUnavailable, "Request cancelled !")
-	}
-	return ko(command, http.StatusInternalServerError, protocol.ReasonIO, err.Error())
 }

@@ -61,28 +61,6 @@ func (s *Server) readDatasetFile(name string, digest bool) ([]string, string, *r
 	return lines, sum, nil
 }
 
-// nameFailure is the original's KO for a file name that INITFILE and SAVE refuse.
-func nameFailure(command string, err error) reply {
-	if errors.Is(err, datafile.ErrNameTooLong) {
-		return ko(command, http.StatusBadRequest, protocol.ReasonNameTooLong, "Maximum size reached (128) !")
-	}
-	return ko(command, http.StatusBadRequest, protocol.ReasonIllegalName, "Illegal character found !")
-}
-
-// fileFailure is the KO of a dataset file that INITFILE or SAVE could not use. In the JSON form, a
-// name that leads to something that cannot be a data file is the client's mistake (400); anything
-// else is the server's file system failing (500).
-func fileFailure(command string, err error) reply {
-	var fileErr *datafile.FileError
-	if errors.Is(err, datafile.ErrInvalidPath) || errors.As(err, &fileErr) && fileErr.BadName {
-		return ko(command, http.StatusBadRequest, protocol.ReasonFileError, err.Error())
-	}
-	if datafile.NoSpace(err) {
-		return ko(command, http.StatusInsufficientStorage, protocol.ReasonLimit, err.Error())
-	}
-	return ko(command, http.StatusInternalServerError, protocol.ReasonIO, err.Error())
-}
-
 func (s *Server) save(req *request) reply {
 	name := req.list
 	if err := datafile.ValidateName(name); err != nil {
@@ -144,9 +122,6 @@ func (s *Server) checkFreeSpace(lines []string) *reply {
 	}
 	return nil
 }
-
-// loadModes are the ways LOAD puts a file into a list.
-var loadModes = map[string]string{"REPLACE": "REPLACE", "FIRST": "FIRST", "LAST": "LAST"}
 
 // load is the bulk-load extension: POST /sts/LOAD?FILENAME=<list>&MODE=REPLACE|FIRST|LAST with a
 // whole file as the body, decoded with the read charset and split like INITFILE splits a file.

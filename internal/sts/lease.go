@@ -1,9 +1,7 @@
 package sts
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
@@ -94,14 +92,6 @@ func leaseRef(command string, req *request) (store.LeaseRef, *reply) {
 		return store.LeaseRef{List: req.list, Line: line}, nil
 	}
 	return refuse(koMissing(command, "LEASE or LINE"))
-}
-
-// leaseFailure is storeFailure for ACK, RELEASE and EXTEND, which says which lease was not found.
-func leaseFailure(command string, ref store.LeaseRef, err error) reply {
-	if errors.Is(err, store.ErrLeaseNotFound) && ref.ID == "" {
-		return ko(command, http.StatusNotFound, protocol.ReasonLeaseNotFound, "No lease of "+ref.List+" holds this line !")
-	}
-	return storeFailure(command, ref.List, err)
 }
 
 func (s *Server) ack(req *request) reply {

@@ -114,3 +114,10 @@ func koLimit(command, limit string, max int64) reply {
 func koUnknownCommand() reply {
 	return ko("", http.StatusNotFound, protocol.ReasonUnknownCommand, "unknown command !")
 }
+
+// limitNameBytes names Config.MaxNameBytes in its KO, as the store's limits are named: the flag.
+const limitNameBytes = "max-name-bytes"
+
+// loadFailure is a startup load that failed: the list it was for ("" when a directory or the
+// init files could not even be listed), where it came from, and why.
+type loadFailure struct{ list, source, message string }

@@ -21,19 +21,6 @@ import (
 // retry runs again. An id sent before with another request (other parameters, another list) is
 // refused with 422, for Config.RequestIDWindow.
 
-// maxIdentifierBytes bounds REQUEST_ID and LEASE, which a store keeps or looks up as keys.
-const maxIdentifierBytes = 128
-
-// checkIdentifier refuses an empty REQUEST_ID or LEASE, one over maxIdentifierBytes, and one
-// holding a control character, which would forge a log line.
-func checkIdentifier(command, param, value string) *reply {
-	if value == "" || len(value) > maxIdentifierBytes || hasControl(value) {
-		rep := koInvalid(command, param+" value has to be 1 to 128 bytes without control characters !")
-		return &rep
-	}
-	return nil
-}
-
 // fingerprint is what tells one request from another for REQUEST_ID: the command, the form of the
 // answer, the parameters (but REQUEST_ID itself, and TOKEN, which a rotation may change between
 // tries) and a LOAD's body. The method is not in it: an ADD sent by GET or POST is the same ADD.

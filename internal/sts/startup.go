@@ -114,10 +114,6 @@ func (s *Server) startupSources(fail func(msg, list, source string, rep reply)) 
 // sourceInitFiles names the original's initFileAtStartup as the source of a load.
 const sourceInitFiles = "initFileAtStartup"
 
-// loadFailure is a startup load that failed: the list it was for ("" when a directory or the
-// init files could not even be listed), where it came from, and why.
-type loadFailure struct{ list, source, message string }
-
 // startupFailures returns the startup loads that failed; nil before LoadAtStartup has finished.
 func (s *Server) startupFailures() []loadFailure {
 	if f := s.loadFailures.Load(); f != nil {
