@@ -13,6 +13,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // TestChunksKeepTheListsOrder drives a list of several chunks (scripts.go) and the memory
@@ -211,7 +212,12 @@ func chunksKeepTheListsOrder(t *testing.T, srv *redistest.Server, seed uint64) {
 			t.Fatalf("ADD UNIQUE of %q, which the list holds: %v", line, err)
 		}
 	}
-	// Nothing is left behind by the chores but the list's own keys.
+	// Nothing is left behind by the chores but the list's own keys, once the garbage, emptied in
+	// the background, is.
+	testutil.Until(t, time.Minute, 10*time.Millisecond, "the garbage to be emptied", func() bool {
+		n, err := srv.Do("EXISTS", prefix+"{l}:garbage")
+		return err == nil && n == int64(0)
+	})
 	keys, err := srv.Do("KEYS", prefix+"*")
 	if err != nil {
 		t.Fatal(err)
