@@ -82,7 +82,7 @@ func TestAdversarialOverlappingFindsDoNotGrowMemory(t *testing.T) {
 	wg.Wait()
 	peak := procStatusKiB(t, srv.Pid, "VmHWM")
 	t.Logf("%v of %d FINDs of 1 s in loops and %d writers on 10 MB: %d FINDs, %d changes; RSS idle %d MiB, after %v %d MiB, peak %d MiB",
-		run, finders, writers, finds.Load(), changes.Load(), idle>>20, run/3, warm>>20, peak>>20)
+		run, finders, writers, finds.Load(), changes.Load(), idle>>20, (run / 3).Round(time.Second), warm>>20, peak>>20)
 	if changes.Load() == 0 || finds.Load() < finders {
 		t.Fatalf("%d changes and %d FINDs: the attack did not run", changes.Load(), finds.Load())
 	}
