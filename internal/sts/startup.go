@@ -82,7 +82,7 @@ type startupSource struct {
 
 // startupSources returns the sources of the configuration in load order: InitFiles (the
 // original's initFileAtStartup), then LoadDirs, then Loads. The init files or a directory that
-// cannot be listed go to fail instead. LoadAtStartup and RELOAD (reload.go) load the same
+// cannot be listed go to fail instead. LoadAtStartup and RELOAD (cmd_reload.go) load the same
 // sources.
 func (s *Server) startupSources(fail func(msg, list, source string, rep reply)) []startupSource {
 	var sources []startupSource

@@ -12,6 +12,10 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
+// The reading commands: READ, READMULTI and FIND, each consuming (KEEP=FALSE), moving the line(s)
+// to the end (KEEP=TRUE) or taking them under a lease (LEASE, cmd_lease.go), at once or after
+// waiting for lines (WAIT).
+
 // readFailure is the answer of a READ, READMULTI or FIND whose parameters are invalid: the
 // original checks that the list is loaded and not empty before it validates them, so those
 // answers come first. A valid read asks the store once, which answers the same errors; only this
@@ -45,6 +49,7 @@ func readOptions(command string, params map[string]string) (store.Position, bool
 	return pos, keep, nil
 }
 
+// read answers READ: one line of the list, by READ_MODE.
 func (s *Server) read(req *request) reply {
 	wait, fail := s.readWait(protocol.CmdRead, req.params)
 	if fail != nil {
@@ -68,6 +73,7 @@ func (s *Server) read(req *request) reply {
 	return okValue(protocol.CmdRead, lines[0])
 }
 
+// readMulti answers READMULTI: NB_LINES lines of the list, picked one after the other.
 func (s *Server) readMulti(req *request) reply {
 	wait, fail := s.readWait(protocol.CmdReadMulti, req.params)
 	if fail != nil {
@@ -102,6 +108,7 @@ func (s *Server) readMulti(req *request) reply {
 	return reply{command: protocol.CmdReadMulti, layout: layoutMulti, values: lines}
 }
 
+// find answers FIND: the first line LINE matches, by FIND_MODE.
 func (s *Server) find(req *request) reply {
 	wait, fail := s.readWait(protocol.CmdFind, req.params)
 	if fail != nil {
@@ -176,56 +183,4 @@ func (s *Server) matcher(mode, line string) (store.Matcher, error) {
 		return re.Match, nil
 	}
 	return re.Find, nil
-}
-
-func (s *Server) add(req *request) reply {
-	line, present := req.params["LINE"]
-	if !present {
-		return koMissing(protocol.CmdAdd, "LINE")
-	}
-	pos, ok := enumParam(req.params, "ADD_MODE", store.First, addModes)
-	if !ok {
-		// The original creates the list before it validates the mode.
-		return s.ensureThen(req, koInvalid(protocol.CmdAdd, "ADD_MODE value has to be FIRST or LAST !"))
-	}
-	unique, ok := enumParam(req.params, "UNIQUE", false, trueOrFalse)
-	if !ok {
-		return s.ensureThen(req, koInvalid(protocol.CmdAdd, "UNIQUE value has to be TRUE or FALSE !"))
-	}
-	if err := s.store.Add(req.ctx, req.list, line, pos, unique); err != nil {
-		return storeFailure(protocol.CmdAdd, req.list, err)
-	}
-	return okReply(protocol.CmdAdd)
-}
-
-// ensureThen creates the list of a failed ADD, as the original does, and answers rep unless the
-// creation itself failed.
-func (s *Server) ensureThen(req *request, rep reply) reply {
-	if err := s.store.Ensure(req.ctx, req.list); err != nil {
-		return storeFailure(protocol.CmdAdd, req.list, err)
-	}
-	return rep
-}
-
-func (s *Server) length(req *request) reply {
-	n, err := s.store.Length(req.ctx, req.list)
-	if err != nil {
-		return storeFailure(protocol.CmdLength, req.list, err)
-	}
-	return okLength(protocol.CmdLength, n)
-}
-
-func (s *Server) status(req *request) reply {
-	lists, err := s.store.Lists(req.ctx)
-	if err != nil {
-		return storeFailure(protocol.CmdStatus, "", err)
-	}
-	return reply{command: protocol.CmdStatus, layout: layoutStatus, lists: lists, failed: s.startupFailures()}
-}
-
-func (s *Server) reset(req *request) reply {
-	if _, err := s.store.Reset(req.ctx, req.list); err != nil {
-		return storeFailure(protocol.CmdReset, req.list, err)
-	}
-	return okReply(protocol.CmdReset)
 }

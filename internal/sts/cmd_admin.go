@@ -7,6 +7,17 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
+// The commands about the server rather than a list: STATUS, CONFIG and STOP.
+
+// status answers STATUS: every list with its length, and the startup loads that failed.
+func (s *Server) status(req *request) reply {
+	lists, err := s.store.Lists(req.ctx)
+	if err != nil {
+		return storeFailure(protocol.CmdStatus, "", err)
+	}
+	return reply{command: protocol.CmdStatus, layout: layoutStatus, lists: lists, failed: s.startupFailures()}
+}
+
 // config answers CONFIG with the effective settings under the original's keys. Ours never waits
 // on standard input and is always started from the command line, hence demon and startFromCli.
 func (s *Server) config(req *request) reply {
