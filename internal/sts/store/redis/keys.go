@@ -22,10 +22,19 @@ package redis
 //     redis.go); the scripts keep <list>:indexing, <list>:marks, <list>:trash:<n> and
 //     <list>:keep:<n> for the work they cut into steps.
 type keys struct {
-	list string // <prefix>{<name>}: the first chunk of lines
+	list  string // <prefix>{<name>}: the first chunk of lines
+	boxed any    // list, as a command's argument
 }
 
+// keysOf returns the keys of list name. Those of the last keyCacheSize names are kept, so that a
+// request makes none.
 func (s *Store) keysOf(name string) keys {
+	s.keysMu.RLock()
+	k, ok := s.keyCache[name]
+	s.keysMu.RUnlock()
+	if ok {
+		return k
+	}
 	tag := name
 	if tag == "" || tag[0] == '}' {
 		// "{}" would be an empty tag, which hashes each whole key and scatters the list's keys
@@ -33,8 +42,19 @@ func (s *Store) keysOf(name string) keys {
 		// never holds 0xFF, so these keys stay apart from every other name's.
 		tag = noTag + tag
 	}
-	return keys{list: s.prefix + "{" + tag + "}"}
+	list := s.prefix + "{" + tag + "}"
+	k = keys{list: list, boxed: list}
+	s.keysMu.Lock()
+	defer s.keysMu.Unlock()
+	if len(s.keyCache) >= keyCacheSize || s.keyCache == nil {
+		s.keyCache = make(map[string]keys, keyCacheSize)
+	}
+	s.keyCache[name] = k
+	return k
 }
+
+// keyCacheSize is how many names' keys keysOf keeps (about 200 bytes each, and the names).
+const keyCacheSize = 4096
 
 func (k keys) meta() string   { return k.list + ":meta" }
 func (k keys) chunks() string { return k.list + ":chunks" }

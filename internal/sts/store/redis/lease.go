@@ -212,7 +212,7 @@ func (s *Store) Reload(ctx context.Context, name string, lines []string, digest 
 // lease in ref.List and finds that the entry names another list runs again there. Under a
 // request, the outcome recorded in the id's slot (a retry's: the lease and its index entry may
 // be gone) is looked at first, and again when the lease is not found.
-func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Script, args ...any) ([]any, error) {
+func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *luaScript, args ...any) ([]any, error) {
 	r := requestOf(ctx)
 	if r == nil {
 		return s.leaseScript(ctx, ref, nil, sc, args...)
@@ -235,7 +235,7 @@ func (s *Store) onLease(ctx context.Context, ref store.LeaseRef, sc *goredis.Scr
 }
 
 // leaseScript is onLease's run of sc, under request r.
-func (s *Store) leaseScript(ctx context.Context, ref store.LeaseRef, r *store.Request, sc *goredis.Script, args ...any) ([]any, error) {
+func (s *Store) leaseScript(ctx context.Context, ref store.LeaseRef, r *store.Request, sc *luaScript, args ...any) ([]any, error) {
 	name, index := ref.List, ""
 	if ref.ID != "" {
 		index = s.leaseIndex(ref.ID)
@@ -280,7 +280,7 @@ func (s *Store) leaseScript(ctx context.Context, ref store.LeaseRef, r *store.Re
 // beforehand (scripts.go): Redis stops them, before they change anything, at the first command
 // that meets a key of the wrong type, without naming it; scriptExpire, which checks every key
 // first and then changes nothing, names it.
-func (s *Store) runLease(ctx context.Context, sc *goredis.Script, name string, k keys, r *store.Request, index string, args ...any) ([]any, error) {
+func (s *Store) runLease(ctx context.Context, sc *luaScript, name string, k keys, r *store.Request, index string, args ...any) ([]any, error) {
 	var extra []string
 	if index != "" {
 		extra = []string{index}

@@ -59,7 +59,6 @@ func (o *observer) report(start time.Time, err error) {
 	if observe == nil {
 		return
 	}
-	var reply goredis.Error
-	failed := err != nil && !errors.Is(err, goredis.Nil) && !errors.As(err, &reply)
+	failed := err != nil && !errors.Is(err, goredis.Nil) && !isReply(err)
 	(*observe)(time.Since(start), failed)
 }

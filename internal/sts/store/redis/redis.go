@@ -58,6 +58,8 @@ type Store struct {
 	client   goredis.UniversalClient // connections: pub/sub, health, acknowledged writes
 	cmd      goredis.UniversalClient // autopipelined: the many small commands of concurrent clients
 	prefix   string
+	keysMu   sync.RWMutex
+	keyCache map[string]keys // keysOf's
 	replicas int
 	replWait time.Duration
 	limits   store.Limits
@@ -85,34 +87,45 @@ var (
 	_ store.Health = (*Store)(nil)
 )
 
-// The scripts, loaded once per Redis by SHA (go-redis falls back to EVAL on NOSCRIPT).
+// The scripts, loaded once per Redis by SHA (EVAL on NOSCRIPT, eval).
 var (
-	readScript    = goredis.NewScript(scriptRead)
-	pageScript    = goredis.NewScript(scriptPage)
-	takeScript    = goredis.NewScript(scriptTake)
-	addScript     = goredis.NewScript(scriptAdd)
-	indexScript   = goredis.NewScript(scriptIndex)
-	checkScript   = goredis.NewScript(scriptCheck)
-	ensureScript  = goredis.NewScript(scriptEnsure)
-	insertScript  = goredis.NewScript(scriptInsert)
-	replaceScript = goredis.NewScript(scriptReplace)
-	resetScript   = goredis.NewScript(scriptReset)
-	choresScript  = goredis.NewScript(scriptChores)
-	lengthScript  = goredis.NewScript(scriptLength)
-	linesScript   = goredis.NewScript(scriptLines)
-	viewScript    = goredis.NewScript(scriptView)
+	readScript    = newScript(scriptRead)
+	pageScript    = newScript(scriptPage)
+	takeScript    = newScript(scriptTake)
+	addScript     = newScript(scriptAdd)
+	indexScript   = newScript(scriptIndex)
+	checkScript   = newScript(scriptCheck)
+	ensureScript  = newScript(scriptEnsure)
+	insertScript  = newScript(scriptInsert)
+	replaceScript = newScript(scriptReplace)
+	resetScript   = newScript(scriptReset)
+	choresScript  = newScript(scriptChores)
+	lengthScript  = newScript(scriptLength)
+	linesScript   = newScript(scriptLines)
+	viewScript    = newScript(scriptView)
 
-	readLeasedScript  = goredis.NewScript(scriptReadLeased)
-	takeLeasedScript  = goredis.NewScript(scriptTakeLeased)
-	endScript         = goredis.NewScript(scriptEnd)
-	extendScript      = goredis.NewScript(scriptExtend)
-	reloadScript      = goredis.NewScript(scriptReload)
-	expireScript      = goredis.NewScript(scriptExpire)
-	deadLettersScript = goredis.NewScript(scriptDeadLetters)
-	scheduleScript    = goredis.NewScript(scriptSchedule)
-	dueListsScript    = goredis.NewScript(scriptDueLists)
-	recallScript      = goredis.NewScript(scriptRecall)
+	readLeasedScript  = newScript(scriptReadLeased)
+	takeLeasedScript  = newScript(scriptTakeLeased)
+	endScript         = newScript(scriptEnd)
+	extendScript      = newScript(scriptExtend)
+	reloadScript      = newScript(scriptReload)
+	expireScript      = newScript(scriptExpire)
+	deadLettersScript = newScript(scriptDeadLetters)
+	scheduleScript    = newScript(scriptSchedule)
+	dueListsScript    = newScript(scriptDueLists)
+	recallScript      = newScript(scriptRecall)
 )
+
+// luaScript is a script with its SHA and source boxed once, for eval.
+type luaScript struct {
+	*goredis.Script
+	sha, src any
+}
+
+func newScript(src string) *luaScript {
+	sc := goredis.NewScript(src)
+	return &luaScript{Script: sc, sha: sc.Hash(), src: src}
+}
 
 // New returns a Store on o.Client. It does not wait for Redis: Up says when it answers, and
 // calls fail with store.ErrUnavailable until then.
@@ -205,17 +218,25 @@ func (s *Store) Close() error {
 
 // runList runs a script of list k (scripts.go) made under request r (nil: none): KEYS are the
 // list's key, r's outcome key, then extra (a staging directory, a lease's index entry); ARGV r's
-// window and fingerprint, the tombstone, then args.
-func (s *Store) runList(ctx context.Context, sc *goredis.Script, k keys, r *store.Request, extra []string, changes bool, args ...any) ([]any, error) {
-	keys := make([]string, 2, 2+len(extra))
-	keys[0], keys[1] = k.list, k.list // the outcome key of no request: never read
-	argv := make([]any, 3, 3+len(args))
-	argv[0], argv[1], argv[2] = "", "", s.tombArg
-	if r != nil {
-		keys[1] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
-		argv[0], argv[1] = max(r.Window.Milliseconds(), 1), r.Fingerprint
+// window and fingerprint, the tombstone, then args. The command's arguments are made in one
+// slice, the list's key boxed once (a READ's allocations are most of what it costs the server).
+func (s *Store) runList(ctx context.Context, sc *luaScript, k keys, r *store.Request, extra []string, changes bool, args ...any) ([]any, error) {
+	argv := make([]any, 5, 5+len(extra)+3+len(args))
+	list := k.boxed
+	if list == nil {
+		list = k.list
 	}
-	return s.run(ctx, sc, append(keys, extra...), changes, append(argv, args...)...)
+	argv[2], argv[3], argv[4] = 2+len(extra), list, list // the outcome key of no request: never read
+	var window, fingerprint any = "", ""
+	if r != nil {
+		argv[4] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
+		window, fingerprint = max(r.Window.Milliseconds(), 1), r.Fingerprint
+	}
+	for _, key := range extra {
+		argv = append(argv, key)
+	}
+	argv = append(argv, window, fingerprint, s.tombArg)
+	return s.eval(ctx, sc, changes, append(argv, args...))
 }
 
 // recalled returns the outcome recorded for r in the slot of tag (nil when r is), or nil: a
@@ -232,20 +253,35 @@ func (s *Store) recalled(ctx context.Context, tag string, r *store.Request) ([]a
 	return reply, nil
 }
 
-// requestOf returns the Request ctx carries, or nil.
+// requestOf returns the Request ctx carries, or nil (allocating nothing then).
 func requestOf(ctx context.Context) *store.Request {
-	if r, ok := store.RequestFrom(ctx); ok {
-		return &r
+	r, ok := store.RequestFrom(ctx)
+	if !ok {
+		return nil
 	}
-	return nil
+	p := new(store.Request)
+	*p = r
+	return p
 }
 
-// run runs a script and returns its reply. A script that may change the list is acknowledged by
-// MinReplicas replicas first, when set; a reply that says nothing changed (a status other than 0:
-// not loaded, empty, duplicate, ...) needs no acknowledgement. A change sent whose reply did not
-// come back may have been made: store.ErrOutcomeUnknown.
-func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, changes bool, args ...any) ([]any, error) {
-	reply, err := s.runScript(ctx, sc, keys, changes, args...)
+// run runs a script with keys and args and returns its reply (eval).
+func (s *Store) run(ctx context.Context, sc *luaScript, keys []string, changes bool, args ...any) ([]any, error) {
+	argv := make([]any, 3, 3+len(keys)+len(args))
+	argv[2] = len(keys)
+	for _, key := range keys {
+		argv = append(argv, key)
+	}
+	return s.eval(ctx, sc, changes, append(argv, args...))
+}
+
+// eval runs a script and returns its reply: argv is the command's arguments, the first two
+// left for the command and the script (EVALSHA and its SHA, or EVAL and its source after a
+// NOSCRIPT), then the number of keys, the keys, the script's arguments. A script that may change
+// the list is acknowledged by MinReplicas replicas first, when set; a reply that says nothing
+// changed (a status other than 0: not loaded, empty, duplicate, ...) needs no acknowledgement. A
+// change sent whose reply did not come back may have been made: store.ErrOutcomeUnknown.
+func (s *Store) eval(ctx context.Context, sc *luaScript, changes bool, argv []any) ([]any, error) {
+	reply, err := s.runScript(ctx, sc, changes, argv)
 	if err != nil && changes && sent(err) {
 		s.log.Error("Redis did not answer a change, which may have been made", "error", err)
 		return nil, fmt.Errorf("%w: %w", store.ErrOutcomeUnknown, err)
@@ -257,10 +293,9 @@ func (s *Store) run(ctx context.Context, sc *goredis.Script, keys []string, chan
 // but an answer of Redis' own (which says what it did), a connection that could not be made, or
 // a client that never sent it.
 func sent(err error) bool {
-	var reply goredis.Error
 	var op *net.OpError
 	switch {
-	case err == nil, errors.As(err, &reply), errors.Is(err, store.ErrNotRecorded), errors.Is(err, goredis.Nil):
+	case err == nil, isReply(err), errors.Is(err, store.ErrNotRecorded), errors.Is(err, goredis.Nil):
 		return false
 	case errors.As(err, &op) && op.Op == "dial":
 		return false
@@ -270,19 +305,36 @@ func sent(err error) bool {
 	return true
 }
 
-func (s *Store) runScript(ctx context.Context, sc *goredis.Script, keys []string, changes bool, args ...any) ([]any, error) {
-	if !changes || s.replicas == 0 {
-		return sc.Run(ctx, s.cmd, keys, args...).Slice()
-	}
-	result, err := s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
-	if goredis.HasErrorPrefix(err, "NOSCRIPT") {
+func (s *Store) runScript(ctx context.Context, sc *luaScript, changes bool, argv []any) ([]any, error) {
+	argv[0], argv[1] = "evalsha", sc.sha
+	cmd, err := s.send(ctx, changes, argv)
+	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Nothing ran: the script is unknown to this Redis (a new master after a failover).
-		result, err = s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return sc.Eval(ctx, p, keys, args...) })
+		argv[0], argv[1] = "eval", sc.src
+		cmd, err = s.send(ctx, changes, argv)
 	}
 	if err != nil {
 		return nil, err
 	}
-	return result.Slice()
+	return cmd.Slice()
+}
+
+// send sends the command of argv, a script's (its first key at 3, where Cluster finds its slot,
+// as go-redis' own Eval says), acknowledged by MinReplicas replicas when it changes a list.
+func (s *Store) send(ctx context.Context, changes bool, argv []any) (*goredis.Cmd, error) {
+	cmd := goredis.NewCmd(ctx, argv...)
+	cmd.SetFirstKeyPos(3)
+	if !changes || s.replicas == 0 {
+		err := s.cmd.Process(ctx, cmd)
+		if errors.Is(err, goredis.Nil) {
+			err = nil
+		}
+		return cmd, err
+	}
+	return s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd {
+		_ = p.Process(ctx, cmd)
+		return cmd
+	})
 }
 
 // write makes a change that is no script (a lease's index entry, a request's answer), also
@@ -331,7 +383,6 @@ func (s *Store) acknowledged(ctx context.Context, send func(goredis.Pipeliner) *
 // retry can get past is store.ErrUnavailable (503): the connection, a Redis loading, failing over
 // or moving slots, refused credentials; any other error Redis answers is the server's (500).
 func (s *Store) failure(err error) error {
-	var reply goredis.Error
 	switch {
 	case err == nil, errors.Is(err, store.ErrNotRecorded):
 		return err
@@ -348,7 +399,7 @@ func (s *Store) failure(err error) error {
 		return store.ErrFull
 	case goredis.HasErrorPrefix(err, "NOAUTH"), goredis.HasErrorPrefix(err, "WRONGPASS"), goredis.HasErrorPrefix(err, "NOPERM"):
 		s.log.Error("Redis refused the credentials", "error", err)
-	case errors.As(err, &reply) && !retryable(err):
+	case isReply(err) && !retryable(err):
 		s.log.Error("Redis refused a request", "error", err)
 		return fmt.Errorf("redis: %w", err)
 	default:
@@ -362,6 +413,12 @@ func (s *Store) failure(err error) error {
 type unnamedTypeError struct{ text string }
 
 func (e *unnamedTypeError) Error() string { return "redis: " + e.text }
+
+// isReply reports whether err is an answer of Redis' own (an error reply).
+func isReply(err error) bool {
+	var reply goredis.Error
+	return errors.As(err, &reply)
+}
 
 // retryable reports whether an error Redis answered goes away by itself.
 func retryable(err error) bool {
@@ -446,7 +503,8 @@ func lines(v any) []string {
 }
 
 // positions are the scripts' names of store positions.
-var positions = map[store.Position]string{store.First: "F", store.Last: "L", store.Random: "R"}
+// Their values are boxed once: an argument of a script costs no allocation.
+var positions = map[store.Position]any{store.First: "F", store.Last: "L", store.Random: "R"}
 
 // Length implements store.Store.
 func (s *Store) Length(ctx context.Context, name string) (int, error) {
@@ -468,7 +526,8 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
-		reply, err := s.runList(ctx, readScript, k, r, nil, true, readArgs(pos, n, flag(keep))...)
+		args := appendFractions([]any{positions[pos], n, flag(keep)}, pos, n)
+		reply, err := s.runList(ctx, readScript, k, r, nil, true, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -492,7 +551,12 @@ func checkRead(pos store.Position, n int) error {
 // readArgs is the ARGV of a read from the position on: the position, n, the script's own
 // arguments, then for Random the fractions that seed the picks (pick, in scripts.go).
 func readArgs(pos store.Position, n int, own ...any) []any {
-	args := append([]any{positions[pos], n}, own...)
+	return appendFractions(append([]any{positions[pos], n}, own...), pos, n)
+}
+
+// appendFractions appends to args, for a Random read of n lines, the fractions that seed its
+// picks.
+func appendFractions(args []any, pos store.Position, n int) []any {
 	if pos == store.Random {
 		for range n {
 			args = append(args, mathrand.Float64())
@@ -945,7 +1009,7 @@ func (s *Store) bulk(ctx context.Context, name string, lines []string, r *store.
 // staged is bulk's run of sc (Insert or Replace) with args and the arguments every such script
 // takes (the line count, the channel, the name, full), which registers the list if the script
 // created it.
-func (s *Store) staged(ctx context.Context, sc *goredis.Script, name string, r *store.Request, count int, args ...any) func(staging, full string) ([]any, error) {
+func (s *Store) staged(ctx context.Context, sc *luaScript, name string, r *store.Request, count int, args ...any) func(staging, full string) ([]any, error) {
 	return func(staging, full string) ([]any, error) {
 		argv := append(slices.Clip(args), count, s.channel(), name, full)
 		reply, err := s.runList(ctx, sc, s.keysOf(name), r, []string{staging}, true, argv...)
@@ -1149,8 +1213,7 @@ func (s *Store) Lists(ctx context.Context) ([]store.ListInfo, error) {
 		// A key of the wrong type fails its own command only: the list is shown with what could
 		// be read. Anything else (the connection) fails the whole answer.
 		_, err := pipe.Exec(ctx)
-		var reply goredis.Error
-		if err != nil && !errors.Is(err, goredis.Nil) && !errors.As(err, &reply) {
+		if err != nil && !errors.Is(err, goredis.Nil) && !isReply(err) {
 			return nil, s.failure(err)
 		}
 		for i, name := range page {
@@ -1193,7 +1256,8 @@ func (s *Store) listNames(ctx context.Context) ([]string, error) {
 	return slices.Compact(names), nil
 }
 
-func flag(b bool) string {
+// flag is b as a script's argument ("1" or "0", boxed without an allocation).
+func flag(b bool) any {
 	if b {
 		return "1"
 	}
