@@ -516,6 +516,39 @@ type ServerOptions struct {
 	// Each absent field is the table server's default.
 	// +optional
 	Leases LeaseOptions `json:"leases,omitempty"`
+
+	// ui bounds the web page's live streams (/ui/). Each absent field is the table server's
+	// default.
+	// +optional
+	UI UIOptions `json:"ui,omitempty"`
+}
+
+// UIOptions mirror the table server's flags for its web page's live streams, which a browser
+// keeps open while it shows the overview: each holds a connection and its buffers.
+type UIOptions struct {
+	// maxStreams is the most live streams of all browsers together, between 1 and 10000; the
+	// table server's default (64) when absent. One more is refused (429) and the page says so.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	MaxStreams *int32 `json:"maxStreams,omitempty"`
+
+	// maxStreamsPerSession is the most live streams of one browser session, between 1 and
+	// 10000; the table server's default (8) when absent.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	MaxStreamsPerSession *int32 `json:"maxStreamsPerSession,omitempty"`
+
+	// streamWriteTimeout is how long a write to a live stream may wait for its browser to read
+	// before the stream is dropped, between 1s and 10m; the table server's default (10s) when
+	// absent.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('10m')",message="streamWriteTimeout must be between 1s and 10m, e.g. 10s"
+	// +optional
+	StreamWriteTimeout *metav1.Duration `json:"streamWriteTimeout,omitempty"`
 }
 
 // LeaseOptions mirror the table server's lease flags. A read with LEASE=<ms> holds its lines
@@ -580,7 +613,8 @@ type ServerLimits struct {
 	MaxLinesPerList *int64 `json:"maxLinesPerList,omitempty"`
 
 	// maxTotalBytes is the memory budget of the lists, between 1Ki and 1Ti, e.g. 512Mi: each
-	// line's text and bookkeeping, each list, lease and REQUEST_ID outcome (README, Limits). The
+	// line's text and bookkeeping, each list, lease, REQUEST_ID outcome and UNIQUE index entry
+	// (README, Limits). The
 	// server's memory stays within twice the budget and 64Mi. Unset, with a memory limit on the
 	// table server, it is the largest budget that bound fits: (limit - 64Mi) / 2.
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Ki')) >= 0 && quantity(string(self)).compareTo(quantity('1Ti')) <= 0",message="maxTotalBytes must be between 1Ki and 1Ti, e.g. 512Mi"
@@ -623,6 +657,24 @@ type ServerLimits struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('1h')",message="maxWait must be at most 1h, e.g. 30s"
 	// +optional
 	MaxWait *metav1.Duration `json:"maxWait,omitempty"`
+
+	// maxBodyBytes is the largest request body the server reads (a LOAD's file, a form, an
+	// upload from the web page), between 1Ki and 1Gi; the table server's default (16Mi) when
+	// absent. A larger body is refused (413) before it is read.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Ki')) >= 0 && quantity(string(self)).compareTo(quantity('1Gi')) <= 0",message="maxBodyBytes must be between 1Ki and 1Gi, e.g. 16Mi"
+	// +optional
+	MaxBodyBytes *resource.Quantity `json:"maxBodyBytes,omitempty"`
+
+	// regexTimeout is the time limit of all the regular-expression matches of one FIND together,
+	// between 1ms and 1m; the table server's default (1s) when absent. A FIND past it is answered
+	// with a KO, and a list's FINDs take their turns, so one list's costly patterns cannot hold
+	// up another list's FIND for longer than this.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1ms') && duration(self) <= duration('1m')",message="regexTimeout must be between 1ms and 1m, e.g. 1s"
+	// +optional
+	RegexTimeout *metav1.Duration `json:"regexTimeout,omitempty"`
 }
 
 // Charsets name the character sets the table server uses, as Java names them (UTF-8,

@@ -261,7 +261,8 @@ func serverArgs(tableServer *stsv1alpha1.SimpleTableServer) []string {
 	if budget, derived := memoryBudget(tableServer); derived {
 		args = append(args, "--max-total-bytes="+strconv.FormatInt(budget, 10))
 	}
-	return append(args, leaseArgs(tableServer)...)
+	args = append(args, leaseArgs(tableServer)...)
+	return append(args, uiArgs(opts.UI)...)
 }
 
 // serverMemoryBase is what the table server holds beyond its lists' budget (cmd/sts memoryBase):
@@ -387,6 +388,27 @@ func limitArgs(l stsv1alpha1.ServerLimits) []string {
 	}
 	if l.MinFreeBytes != nil {
 		args = append(args, "--min-free-bytes="+strconv.FormatInt(l.MinFreeBytes.Value(), 10))
+	}
+	if l.MaxBodyBytes != nil {
+		args = append(args, "--max-body-bytes="+strconv.FormatInt(l.MaxBodyBytes.Value(), 10))
+	}
+	if l.RegexTimeout != nil {
+		args = append(args, "--regex-timeout="+l.RegexTimeout.Duration.String())
+	}
+	return args
+}
+
+// uiArgs pass the web page's stream bounds that are set.
+func uiArgs(ui stsv1alpha1.UIOptions) []string {
+	var args []string
+	if ui.MaxStreams != nil {
+		args = append(args, "--ui-max-streams="+strconv.Itoa(int(*ui.MaxStreams)))
+	}
+	if ui.MaxStreamsPerSession != nil {
+		args = append(args, "--ui-max-streams-per-session="+strconv.Itoa(int(*ui.MaxStreamsPerSession)))
+	}
+	if ui.StreamWriteTimeout != nil {
+		args = append(args, "--ui-stream-write-timeout="+ui.StreamWriteTimeout.Duration.String())
 	}
 	return args
 }

@@ -330,9 +330,16 @@ func TestDeploymentServerFlags(t *testing.T) {
 				MaxLinesPerList: ptr.To[int64](1000000), MaxTotalBytes: ptr.To(resource.MustParse("512Mi")),
 				MaxLineBytes: ptr.To[int32](4096), MaxWait: &metav1.Duration{Duration: 30 * time.Second},
 				MaxLists: ptr.To[int64](500), MaxNameBytes: ptr.To[int32](256), MinFreeBytes: ptr.To(resource.MustParse("16Mi")),
+				MaxBodyBytes: ptr.To(resource.MustParse("4Mi")), RegexTimeout: &metav1.Duration{Duration: 250 * time.Millisecond},
 			}},
 			want: append(slices.Clone(base), "--max-lines-per-list=1000000", "--max-total-bytes=536870912", "--max-line-bytes=4096", "--max-wait=30s",
-				"--max-lists=500", "--max-name-bytes=256", "--min-free-bytes=16777216"),
+				"--max-lists=500", "--max-name-bytes=256", "--min-free-bytes=16777216", "--max-body-bytes=4194304", "--regex-timeout=250ms"),
+		},
+		"the web page's stream bounds": {
+			server: stsv1alpha1.ServerOptions{UI: stsv1alpha1.UIOptions{
+				MaxStreams: ptr.To[int32](16), MaxStreamsPerSession: ptr.To[int32](2), StreamWriteTimeout: &metav1.Duration{Duration: 5 * time.Second},
+			}},
+			want: append(slices.Clone(base), "--ui-max-streams=16", "--ui-max-streams-per-session=2", "--ui-stream-write-timeout=5s"),
 		},
 		"one limit": {
 			server: stsv1alpha1.ServerOptions{Limits: stsv1alpha1.ServerLimits{MaxTotalBytes: ptr.To(resource.MustParse("1G"))}},
