@@ -4,34 +4,19 @@ import (
 	"bufio"
 	"net/http"
 	"strconv"
-	"time"
-
-	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // The original's HTML bodies. Lines (READ, READMULTI, FIND) go out raw, as the original sends
 // them and as plans' regular expressions expect; what a client could use to write markup into a
 // page of its own making is escaped (appendEscaped): KO messages, which echo FILENAME and other
 // parameters, list names in STATUS and settings in CONFIG. Every HTML answer also carries
-// htmlSecurity's headers, so that a browser runs no script a line may hold.
+// contentSecurity (answer_headers.go), so that a browser runs no script a line may hold.
 const (
 	okHead     = "<html><title>OK</title>\n<body>"
 	koHead     = "<html><title>KO</title>\n<body>Error : "
 	bodyEnd    = "</body>\n</html>"
 	bodyEndRaw = "</body></html>" // STATUS and CONFIG end without the "\n"
 	lineBreak  = "<br />\n"
-)
-
-// Headers every answer carries, shared read-only slices so that the hot path allocates less.
-var (
-	cacheControl = []string{"no-cache, no-store, must-revalidate"}
-	pragma       = []string{"no-cache"}
-	expires      = []string{"0"}
-	jsonType     = []string{"application/json"}
-	// contentSecurity forbids a browser to run or load anything from an answer, which is data,
-	// never a page to run: a line holding <script> stays text.
-	contentSecurity = []string{"default-src 'none'; sandbox"}
-	noSniff         = []string{"nosniff"}
 )
 
 // appendEscaped appends s to b as HTML text: &, < and > as entities, and a control character
@@ -58,14 +43,6 @@ func appendEscaped(b []byte, s string) []byte {
 		start = i + 1
 	}
 	return append(b, s[start:]...)
-}
-
-// setNoCache sets the original's headers that forbid caching: every answer is of its moment, and
-// a READ answered from a cache would hand out a line again.
-func setNoCache(h http.Header) {
-	h["Cache-Control"] = cacheControl
-	h["Pragma"] = pragma
-	h["Expires"] = expires
 }
 
 // renderHTML returns the original's body for rep.
@@ -116,32 +93,6 @@ func koHTML(message string) []byte {
 	return append(appendEscaped(append(b, koHead...), message), bodyEnd...)
 }
 
-// Headers of a leased read and of EXTEND, in both forms, so that a plan extracts the lease from
-// them whatever it parses the body with; spelt as documented (net/http would write X-Sts-Lease).
-const (
-	leaseHeader        = "X-STS-Lease"
-	leaseExpiresHeader = "X-STS-Lease-Expires"
-)
-
-// write sends rep in the form the client asked for; htmlStatus is the status of the HTML form
-// (200 for every command, as the original).
-func (s *Server) write(w http.ResponseWriter, req *request, rep reply, htmlStatus int) {
-	if rep.lease != "" {
-		w.Header()[leaseHeader] = []string{rep.lease}
-	}
-	if !rep.expires.IsZero() {
-		w.Header()[leaseExpiresHeader] = []string{rep.expires.Format(time.RFC3339Nano)}
-	}
-	switch {
-	case rep.layout == layoutExport && rep.fail == nil:
-		s.writeExport(w, rep.values)
-	case req.json && rep.layout != layoutHelp:
-		writeJSON(w, &rep)
-	default:
-		s.writeHTML(w, htmlStatus, encodeText(s.charset.response, renderHTML(&rep)))
-	}
-}
-
 // writeHTML sends an HTML body with one Content-Type (the original sends two; clients use the
 // last, which is this one) and the original's no-cache headers. Content-Length is set
 // explicitly so that HEAD answers carry the length of the body they omit.
@@ -181,19 +132,4 @@ func writePlain(w http.ResponseWriter, status int, text string) {
 	h.Set("Content-Length", strconv.Itoa(len(text)))
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(text))
-}
-
-// writeRequestError answers a request that could not be parsed. A KO body is in the JSON form
-// only when the Accept header asked for it, since the parameters could not be read.
-func (s *Server) writeRequestError(w http.ResponseWriter, r *http.Request, e *requestError) {
-	if e.plain {
-		writePlain(w, e.status, e.message)
-		return
-	}
-	reason := protocol.ReasonBadRequest
-	if e.status == http.StatusRequestEntityTooLarge {
-		reason = protocol.ReasonTooLarge
-	}
-	req := &request{json: wantsJSON(r, nil)}
-	s.write(w, req, ko("", e.status, reason, e.message), e.status)
 }
