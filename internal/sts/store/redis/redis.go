@@ -844,6 +844,9 @@ func (s *Store) inBackground(job, name string, run func(ctx context.Context, nam
 func (s *Store) buildIndex(ctx context.Context, name string) error {
 	for {
 		if built, err := s.indexStep(ctx, name); err != nil || built {
+			// The build's first step dropped what index the list had (an earlier version's
+			// too): its garbage goes now, not at the expiry loop's next sweep.
+			s.inBackground("garbage", name, s.collect)
 			return err
 		}
 	}

@@ -142,6 +142,11 @@ func TestAnIndexOfAnEarlierVersionIsNotTakenForBuilt(t *testing.T) {
 	if n, err := srv.Do("EXISTS", list+":unique"); err != nil || n != int64(0) {
 		t.Errorf("the index of the earlier version is still there once the new one is built: %v %v", n, err)
 	}
+	// Its hash went to the garbage, which the server that built the new index empties.
+	testutil.Until(t, 30*time.Second, 10*time.Millisecond, "the old index's garbage to be emptied", func() bool {
+		n, err := srv.Do("EXISTS", list+":garbage")
+		return err == nil && n == int64(0)
+	})
 	if n, err := srv.Do("HEXISTS", list+":meta", "indexed"); err != nil || n != int64(0) {
 		t.Errorf("meta \"indexed\" of the earlier version is still there once the new index is built: %v %v", n, err)
 	}
