@@ -30,8 +30,8 @@ func (s *Server) unavailable(command string) (reply, bool) {
 		return ko(command, http.StatusServiceUnavailable, protocol.ReasonUnavailable, "Server is stopping !"), true
 	}
 	if h, shared := s.store.(store.Health); shared && !h.Up() {
-		// Known down: answer now rather than after the client's dial attempts time out (an
-		// unreachable Redis behind a dropping firewall held each command 10 to 20 s). The health
+		// Known down: answer now rather than after the client's dial attempts time out (behind a
+		// firewall that drops packets, each command would wait 10 to 20 s for them). The health
 		// check notices Redis back within its interval.
 		return storeFailure(command, "", store.ErrUnavailable), true
 	}
