@@ -248,7 +248,7 @@ dist-test: dist envtest ## Check dist/: SHA256SUMS verifies, the packaged chart 
 	$(HELM) lint --strict dist/sts-operator-$(DIST_VERSION).tgz
 	$(HELM) template sts-operator dist/sts-operator-$(DIST_VERSION).tgz --namespace $(DIST_NAMESPACE) >/dev/null
 	for arch in $(DIST_ARCHES); do hack/image-check.sh dist/sts-operator-$(DIST_VERSION)-$$arch.tar $$arch; done
-	STS_INSTALL_YAML=$(CURDIR)/dist/install.yaml go test -count=1 -run '^TestInstallYAML' ./hack/dist/
+	STS_INSTALL_YAML=$(CURDIR)/dist/install.yaml go test -count=1 -run '^TestInstallYAML' ./test/dist/
 
 ##@ Local cluster and end to end (hack/cluster: Linux and root; see hack/cluster/README.md)
 

@@ -4,7 +4,7 @@
 #
 #   hack/debian-deps.sh TARGET            bring TARGET's packages; prints nothing when all are here
 #   hack/debian-deps.sh --list TARGET     print TARGET's packages on one line (the README names
-#                                         the same: hack/docs checks it)
+#                                         the same: test/docs checks it)
 #   hack/debian-deps.sh --list-nonroot TARGET   those a run as another user than root needs
 #   hack/debian-deps.sh --provides PKG    print what shows that PKG is installed: commands looked
 #                                         up on PATH, files given by absolute path
@@ -40,7 +40,7 @@ test_packages=(
 	"${base[@]}"
 	gcc libc6-dev                           # go test -race needs cgo: a C compiler, libc's headers
 	redis-server redis-sentinel redis-tools # internal/redistest: real servers, sentinels, clusters; redis-cli
-	prometheus                              # promtool (make rules-test, hack/monitoring), prometheus (hack/monitoring)
+	prometheus                              # promtool (make rules-test, test/monitoring), prometheus (test/monitoring)
 	skopeo                                  # hack/imagebuild: skopeo reads the image tarball
 	chromium                                # internal/sts/webui: the web page's browser tests
 	default-jdk-headless                    # internal/sts/javaregex: its cases checked against java.util.regex

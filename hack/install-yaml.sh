@@ -4,7 +4,7 @@
 # the RBAC rules, the manager's Deployment and metrics Service), every namespaced object put in
 # NAMESPACE, preceded by that Namespace, for one `kubectl apply --server-side -f install.yaml`.
 # The chart is the one source: this only renders it. `make dist` writes dist/install.yaml with
-# it; hack/dist's test applies its output to a real API server.
+# it; test/dist's test applies its output to a real API server.
 #
 #   hack/install-yaml.sh VERSION [NAMESPACE] [REPOSITORY]
 #

@@ -1,6 +1,6 @@
 // Package stsproc builds and runs the sts binary for tests: its output collected, killed when
 // the test ends, and told about through its HTTP endpoints. The binary's own tests (cmd/sts), the
-// monitoring tests (hack/monitoring), the fault campaign (test/faults) and the tests that drive it
+// monitoring tests (test/monitoring), the fault campaign (test/faults) and the tests that drive it
 // with real load generators (test/examples) share it.
 //
 // Under `go test -race` (make test), Build builds sts with the race detector as well, and a test
