@@ -11,7 +11,6 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -26,7 +25,7 @@ func TestRedisCredentialFiles(t *testing.T) {
 
 	srv := redistest.Start(t, redistest.WithPassword("default-pw"), redistest.WithUser("sts-user", "user-pw"))
 	password := writeTemp(t, "password", " user-pw\n")
-	open := func(username string) (store.Store, *syncbuf.Buffer) {
+	open := func(username string) (store.Store, *testutil.Buffer) {
 		t.Helper()
 		s, err := resolveSettings(nil, env(map[string]string{
 			"STS_REDIS_URL":           "redis://" + srv.Addr + "/0", // no user or password in it
@@ -36,7 +35,7 @@ func TestRedisCredentialFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		log := &syncbuf.Buffer{}
+		log := &testutil.Buffer{}
 		st, _, err := openStore(s, slog.New(slog.NewTextHandler(log, nil)))
 		if err != nil {
 			t.Fatal(err)

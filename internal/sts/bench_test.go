@@ -12,12 +12,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/journal"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // benchConns is the number of concurrent keep-alive connections, as a JMeter plan with 64
@@ -28,35 +26,10 @@ const benchConns = 64
 // throughput. Every answer must be 200 with a body of wantLen bytes.
 func requestsPerSecond(b *testing.B, client *http.Client, url string, n, wantLen int) float64 {
 	b.Helper()
-	return perSecond(b, n, func() error {
+	return testutil.PerSecond(b, benchConns, n, func() error {
 		_, err := getChecked(client, url, wantLen)
 		return err
 	})
-}
-
-// perSecond runs op n times over benchConns goroutines and returns how many ran per second; an
-// error fails the benchmark.
-func perSecond(b *testing.B, n int, op func() error) float64 {
-	b.Helper()
-	var next atomic.Int64
-	var failed atomic.Value
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range benchConns {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				if err := op(); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := failed.Load(); err != nil {
-		b.Fatal(err)
-	}
-	return float64(n) / time.Since(start).Seconds()
 }
 
 // getChecked GETs url and returns the answer's header, or an error unless the answer is 200
@@ -250,7 +223,7 @@ func BenchmarkLeasedReadAckVsConsumingRead(b *testing.B) {
 	var plain, leased float64
 	for range rounds {
 		plain += requestsPerSecond(b, client, read, n, bodyLen)
-		leased += perSecond(b, n, func() error {
+		leased += testutil.PerSecond(b, benchConns, n, func() error {
 			h, err := getChecked(client, leasedRead, bodyLen)
 			if err == nil {
 				_, err = getChecked(client, ts.base+"/sts/ACK?LEASE="+h.Get(leaseHeader), ackLen)

@@ -21,7 +21,6 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -38,7 +37,7 @@ type testServer struct {
 	base    string           // http://host:port
 	dir     string
 	cfg     Config
-	log     *syncbuf.Buffer // what the server logged
+	log     *testutil.Buffer // what the server logged
 }
 
 // testConfig is the default configuration with a fresh dataset directory, adjusted by options.
@@ -93,7 +92,7 @@ func requireMemory(t testing.TB, why string) {
 // newTestServer makes the server of cfg, with a store within its limits.
 func newTestServer(t testing.TB, cfg Config) *testServer {
 	t.Helper()
-	log := &syncbuf.Buffer{}
+	log := &testutil.Buffer{}
 	ts := &testServer{dir: cfg.DatasetDir, cfg: cfg, log: log}
 	switch backend {
 	case "memory":

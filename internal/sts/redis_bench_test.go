@@ -16,7 +16,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // Benchmarks of the table server on the Redis backend. Each starts its own redis-server and
@@ -49,7 +49,7 @@ func (r *redisRig) server(b *testing.B) *testServer {
 	b.Helper()
 	st := redisstoretest.Open(b, r.redis.URL(), redisstore.Options{})
 	cfg := testConfig(b)
-	log := &syncbuf.Buffer{}
+	log := &testutil.Buffer{}
 	srv, err := NewServer(cfg, st, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
 		b.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -80,7 +79,7 @@ func memoryServer(b *testing.B) *testServer {
 	b.Helper()
 	cfg := testConfig(b)
 	mem := memory.New(memory.WithLimits(cfg.Limits))
-	srv, err := NewServer(cfg, mem, slog.New(slog.NewTextHandler(&syncbuf.Buffer{}, nil)))
+	srv, err := NewServer(cfg, mem, slog.New(slog.NewTextHandler(&testutil.Buffer{}, nil)))
 	if err != nil {
 		b.Fatal(err)
 	}

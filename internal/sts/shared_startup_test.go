@@ -14,7 +14,6 @@ import (
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
 	"github.com/sts-operator/sts-operator/internal/sts/store/redis/redisstoretest"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -23,7 +22,7 @@ import (
 // --redis-url.
 func startOnRedis(t *testing.T, url string, cfg Config) *testServer {
 	t.Helper()
-	log := &syncbuf.Buffer{}
+	log := &testutil.Buffer{}
 	logger := slog.New(slog.NewTextHandler(log, nil))
 	st := redisstoretest.Open(t, url, redisstore.Options{HealthInterval: 50 * time.Millisecond, Log: logger})
 	server, err := NewServer(cfg, st, logger)

@@ -23,13 +23,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // Process is a running sts binary.
 type Process struct {
-	Base string          // http://127.0.0.1:port
-	Logs *syncbuf.Buffer // what it printed, stdout and stderr
+	Base string           // http://127.0.0.1:port
+	Logs *testutil.Buffer // what it printed, stdout and stderr
 	Pid  int
 
 	cmd    *exec.Cmd
@@ -72,7 +72,7 @@ func build(pkg, out string, race bool) error {
 // test ends if the server printed a data race report.
 func Start(t testing.TB, binary string, port int, args ...string) *Process {
 	t.Helper()
-	p := &Process{Base: "http://127.0.0.1:" + strconv.Itoa(port), Logs: &syncbuf.Buffer{}, exited: make(chan struct{})}
+	p := &Process{Base: "http://127.0.0.1:" + strconv.Itoa(port), Logs: &testutil.Buffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Stdout, p.cmd.Stderr = p.Logs, p.Logs
 	// The race detector's settings, for a binary built with it (others ignore them): each report

@@ -1,7 +1,9 @@
 // Package testutil holds what the tests of several packages share: the lines they load, the
-// original plugin's HTML bodies they expect, waiting for a condition by polling, and skipping
-// (which CI turns into failing). It is for tests only; it imports nothing of the table server,
-// so the table server's own tests use it too.
+// original plugin's HTML bodies they expect, waiting for a condition by polling, skipping (which
+// CI turns into failing), a buffer goroutines write a server's logs to while the test reads them
+// (Buffer), and a benchmark's rate of calls over many goroutines (PerSecond). It is for tests
+// only (internal/stsproc and the other packages that run servers for tests import it too); it
+// imports nothing of the table server, so the table server's own tests use it too.
 package testutil
 
 import (

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sts-operator/sts-operator/internal/stsproc"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -127,7 +126,7 @@ func startPrometheus(t *testing.T, prometheus string, servers map[string]*stspro
 	port := stsproc.FreePort(t)
 	cmd := exec.Command(prometheus, "--config.file="+configFile, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port))
-	var log syncbuf.Buffer
+	var log testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting prometheus: %v", err)

@@ -18,15 +18,15 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 var ctx = context.Background()
 
 // open opens dir into a new store and closes the journal at the end of the test.
-func open(t testing.TB, dir string, opts Options) (*memory.Memory, *Journal, *syncbuf.Buffer) {
+func open(t testing.TB, dir string, opts Options) (*memory.Memory, *Journal, *testutil.Buffer) {
 	t.Helper()
-	logs := &syncbuf.Buffer{}
+	logs := &testutil.Buffer{}
 	opts.Log = slog.New(slog.NewTextHandler(logs, nil))
 	m := memory.New()
 	j, err := Open(ctx, dir, m, opts)
@@ -393,7 +393,7 @@ func TestOneServerPerDirectory(t *testing.T) {
 
 	second := memory.New()
 	opened := make(chan error, 1)
-	logs := &syncbuf.Buffer{}
+	logs := &testutil.Buffer{}
 	go func() {
 		j2, err := Open(ctx, dir, second, Options{WaitForLock: true, Log: slog.New(slog.NewTextHandler(logs, nil))})
 		if err == nil {

@@ -3,13 +3,12 @@ package redis
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // benchClients is the concurrency of the benchmarks: a JMeter plan's 64 threads, as in the
@@ -46,7 +45,7 @@ func BenchmarkStoreVsRedisBenchmark(b *testing.B) {
 				rate, cpu := srv.Costs(b, func() float64 { return srv.BenchmarkLPOP(b, benchClients, lpops) })
 				lpopRate, lpopCPU = lpopRate+rate, lpopCPU+cpu
 				rate, cpu = srv.Costs(b, func() float64 {
-					return callsPerSecond(b, n, func() error {
+					return testutil.PerSecond(b, benchClients, n, func() error {
 						got, err := s.Read(ctx, c.name, c.pos, 1, c.keep, 0)
 						if err == nil && (len(got) != 1 || len(got[0]) != 20) {
 							err = fmt.Errorf("read %q", got)
@@ -87,14 +86,14 @@ func BenchmarkLeasedRead(b *testing.B) {
 	var readRate, leaseRate, readCPU, leaseCPU float64
 	for range rounds {
 		rate, cpu := srv.Costs(b, func() float64 {
-			return callsPerSecond(b, n, func() error {
+			return testutil.PerSecond(b, benchClients, n, func() error {
 				_, err := s.Read(ctx, "q", store.First, 1, false, 0)
 				return err
 			})
 		})
 		readRate, readCPU = readRate+rate, readCPU+cpu
 		rate, cpu = srv.Costs(b, func() float64 {
-			return callsPerSecond(b, n, func() error {
+			return testutil.PerSecond(b, benchClients, n, func() error {
 				lease, err := s.ReadLeased(ctx, "q", store.First, 1, spec, 0)
 				if err != nil {
 					return err
@@ -134,28 +133,4 @@ func benchStore(b *testing.B) (*redistest.Server, *Store) {
 		}
 	}
 	return srv, s
-}
-
-// callsPerSecond makes n calls of call from benchClients goroutines and returns their rate.
-func callsPerSecond(b *testing.B, n int, call func() error) float64 {
-	b.Helper()
-	var next atomic.Int64
-	var failed atomic.Value
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range benchClients {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				if err := call(); err != nil {
-					failed.Store(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err := failed.Load(); err != nil {
-		b.Fatal(err)
-	}
-	return float64(n) / time.Since(start).Seconds()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // BenchmarkClientLibraries compares the Redis clients for Go on the table server's hot path, from
@@ -90,8 +91,8 @@ func BenchmarkClientLibraries(b *testing.B) {
 	rates := map[string]float64{}
 	for range rounds {
 		for i, c := range clients {
-			rates[c.name+"-lpop"] += callsPerSecond(b, n, func() error { return c.lpop(fmt.Sprint("lpop-", i)) })
-			rates[c.name+"-evalsha"] += callsPerSecond(b, n, func() error { return c.eval(fmt.Sprint("eval-", i)) })
+			rates[c.name+"-lpop"] += testutil.PerSecond(b, benchClients, n, func() error { return c.lpop(fmt.Sprint("lpop-", i)) })
+			rates[c.name+"-evalsha"] += testutil.PerSecond(b, benchClients, n, func() error { return c.eval(fmt.Sprint("eval-", i)) })
 		}
 	}
 	b.StopTimer()

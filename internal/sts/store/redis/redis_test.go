@@ -12,7 +12,6 @@ import (
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 	"github.com/sts-operator/sts-operator/internal/sts/store/storetest"
-	"github.com/sts-operator/sts-operator/internal/syncbuf"
 	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
@@ -184,13 +183,13 @@ func TestMinReplicasWithoutReplica(t *testing.T) {
 // unavailable, logged as refused credentials, like a wrong password.
 func TestACLUser(t *testing.T) {
 	srv := redistest.Start(t, redistest.WithPassword("default-pw"), redistest.WithUser("sts-user", "user-pw"))
-	open := func(username string) (*Store, *syncbuf.Buffer) {
+	open := func(username string) (*Store, *testutil.Buffer) {
 		t.Helper()
 		client, err := Connection{URL: srv.URL(), Username: username, Password: "user-pw"}.Client()
 		if err != nil {
 			t.Fatal(err)
 		}
-		log := &syncbuf.Buffer{}
+		log := &testutil.Buffer{}
 		s, err := New(Options{Client: client, KeyPrefix: newPrefix(), HealthInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(log, nil))})
 		if err != nil {
 			t.Fatal(err)
@@ -233,7 +232,7 @@ func TestWrongPasswordIsUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := &syncbuf.Buffer{}
+	log := &testutil.Buffer{}
 	s, err := New(Options{Client: client, KeyPrefix: newPrefix(), HealthInterval: 20 * time.Millisecond, Log: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,13 +1,12 @@
-// Package syncbuf is a byte buffer that goroutines may write while another reads it: tests
-// collect the logs and output of the servers they run in one.
-package syncbuf
+package testutil
 
 import (
 	"bytes"
 	"sync"
 )
 
-// Buffer is a bytes.Buffer guarded by a mutex. The zero Buffer is empty and ready to use.
+// Buffer is a byte buffer that goroutines may write while another reads it: tests collect the
+// logs and output of the servers they run in one. The zero Buffer is empty and ready to use.
 type Buffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
