@@ -480,20 +480,16 @@ func addrs(servers []*Server) []string {
 	return a
 }
 
-// waitFor polls cond until it returns nil, and fails t with its last error after 20 seconds.
+// waitFor polls cond every 50 ms until it returns nil, and fails t with its last error after 20
+// seconds.
 func waitFor(t testing.TB, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
+	testutil.Eventually(t, 20*time.Second, 50*time.Millisecond, func() error {
+		if err := cond(); err != nil {
+			return fmt.Errorf("waiting for %s: %w", what, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // infoHas checks that INFO section (CLUSTER INFO for "cluster") of s has the line want.
