@@ -79,19 +79,22 @@ def check_lists(environment, **_):
     when a dataset is missing."""
     s = Session()
     base = (environment.host or StsUser.host) + "/sts"
-    if os.environ.get("STS_INIT") == "true":
+
+    def each_dataset(command, failure):
+        """Sends command for each dataset; at the first KO logs failure (the name, the answer)
+        and stops the run."""
         for name in ("logins.csv", "coupons.csv", "vouchers.csv"):
-            ok, body = answer(s.get(f"{base}/INITFILE", params={"FILENAME": name}))
+            ok, body = answer(s.get(f"{base}/{command}", params={"FILENAME": name}))
             if not ok:
-                logging.error("INITFILE %s: %s", name, body)
+                logging.error(failure, name, body)
                 environment.runner.quit()
-                return
-    for name in ("logins.csv", "coupons.csv", "vouchers.csv"):
-        ok, body = answer(s.get(f"{base}/LENGTH", params={"FILENAME": name}))
-        if not ok:
-            logging.error("%s is not loaded (%s): apply examples/ or set STS_INIT=true", name, body)
-            environment.runner.quit()
-            return
+                return False
+        return True
+
+    if os.environ.get("STS_INIT") == "true" and not each_dataset("INITFILE", "INITFILE %s: %s"):
+        return
+    if not each_dataset("LENGTH", "%s is not loaded (%s): apply examples/ or set STS_INIT=true"):
+        return
     for name in ("orders-queue", "orders-done", "used-coupons", "used-vouchers"):
         s.get(f"{base}/RESET", params={"FILENAME": name})
 
