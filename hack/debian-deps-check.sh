@@ -114,23 +114,16 @@ FAKE
 chmod 755 "$tmp/fake/apt-get"
 
 # state NAME PACKAGE... makes $tmp/NAME.bin and $tmp/NAME.root, where exactly PACKAGEs are
-# installed (stubs of their commands and files), and empties the apt-get log.
+# installed (stubs of their commands and files, as the stand-in apt-get installs them), and
+# empties the apt-get log.
 state() {
-	local name=$1 p what provided
+	local name=$1
 	shift
 	rm -rf "$tmp/$name.bin" "$tmp/$name.root"
 	mkdir -p "$tmp/$name.bin" "$tmp/$name.root"
 	chmod 755 "$tmp/$name.bin" "$tmp/$name.root"
-	for p in "$@"; do
-		read -ra provided <<<"$("$deps" --provides "$p")"
-		for what in "${provided[@]}"; do
-			if [[ $what == /* ]]; then
-				mkdir -p "$tmp/$name.root${what%/*}" && : >"$tmp/$name.root$what"
-			else
-				printf '#!/bin/sh\nexit 0\n' >"$tmp/$name.bin/$what" && chmod 755 "$tmp/$name.bin/$what"
-			fi
-		done
-	done
+	[[ $# == 0 ]] || APT_LOG=/dev/null APT_BIN="$tmp/$name.bin" DEBIAN_DEPS_ROOT="$tmp/$name.root" \
+		APT_INSTALLS_NOTHING= DEPS="$deps" "$tmp/fake/apt-get" install "$@"
 	: >"$tmp/apt.log"
 	chmod 666 "$tmp/apt.log"
 	rm -f "$tmp/fail-updates"
