@@ -25,9 +25,12 @@ import (
 // that logs each command over that bound, and fails on any entry of the table server's
 // connections (named ClientName) that comes back each time the step runs again (guardRuns): a
 // command whose work grows with the list is slow every time, where a machine busy with other
-// work (make test's parallel packages) stalls a command now and then, whatever it is. For the same reason, a
-// command (a script, by its SHA) sent a thousand times or more in a step may be over the bound
-// in one call of a thousand: one whose work grows is over it in every call.
+// work (make test's parallel packages) stalls a command now and then, whatever it is. For the same
+// reason, a command (a script, by its SHA) sent a hundred times or more in a step may be over the
+// bound once, and once more for every thousand calls past the first thousand: one whose work
+// grows is over it in every call. (A 2-core machine at a load average of 10 stalls about one
+// step of the index's build in a thousand past the bound, and a step of the guard sends 500 of
+// them after a LOAD.)
 
 // TestNoCommandBlocksRedis is the guard at a million lines.
 func TestNoCommandBlocksRedis(t *testing.T) {
@@ -109,7 +112,7 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 		}
 		var over []string
 		for key, entries := range slowCalls {
-			if n := calls.of(key); n < 1000 || len(entries)*1000 > n {
+			if n := calls.of(key); n < 100 || len(entries) > max(1, n/1000) {
 				over = append(over, entries...)
 			} else {
 				t.Logf("%s: %d of %d calls of %s over %v, taken for the machine's", name, len(entries), n, key, redistest.SlowCommand)
