@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sts-operator/sts-operator/internal/sts/protocol"
 )
 
 // pageSize is the most rows or lines a page shows: 10 000 lists or a million lines stay a page
@@ -294,9 +296,9 @@ func (u *UI) stopFlag(w http.ResponseWriter, r *http.Request, sess session) {
 	var out Outcome
 	done := "raised"
 	if r.PostFormValue("flag") == "lower" {
-		out, done = u.opt.Protocol.Run(r.Context(), "RESET", map[string]string{"FILENAME": StopList}, nil), "lowered"
+		out, done = u.opt.Protocol.Run(r.Context(), protocol.CmdReset, map[string]string{"FILENAME": StopList}, nil), "lowered"
 	} else {
-		out = u.opt.Protocol.Run(r.Context(), "ADD", map[string]string{"FILENAME": StopList, "LINE": StopList, "ADD_MODE": "LAST", "UNIQUE": "TRUE"}, nil)
+		out = u.opt.Protocol.Run(r.Context(), protocol.CmdAdd, map[string]string{"FILENAME": StopList, "LINE": StopList, "ADD_MODE": "LAST", "UNIQUE": "TRUE"}, nil)
 		if !out.OK && out.Status == http.StatusConflict { // already raised
 			out.OK = true
 		}
