@@ -108,8 +108,9 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 		return taken(reply), nil
 	}
 	var lease store.Lease
-	_, err = s.find(ctx, name, match, wait, func(line string, at hit) (string, bool, error) {
-		reply, err := s.runLease(ctx, takeLeasedScript, name, k, r, s.leaseIndex(id), s.channel(), name, line, at.chunk, at.index, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
+	_, err = s.find(ctx, name, match, wait, func(hits []hit) (string, bool, error) {
+		args := append([]any{s.channel(), name, id, spec.TTL.Milliseconds(), spec.MaxDeliveries}, hitArgs(hits)...)
+		reply, err := s.runLease(ctx, takeLeasedScript, name, k, r, s.leaseIndex(id), args...)
 		if err != nil {
 			return "", false, err
 		}

@@ -591,10 +591,27 @@ const (
 	chunksPerRead = maxPage / chunkLines
 )
 
-// hit is where FIND's scan saw a line: the chunk's id ("" for the head) and the index in it.
+// takeBatch is the most hits a FIND offers one take, which takes the first still there
+// (takeFirst): readers that consume the lines a scan saw, sixteen a round trip, left a FIND that
+// offered one a round trip behind them until the list's end ("Not find !" after seconds, on a
+// list that held lines all along).
+const takeBatch = 32
+
+// hit is a line FIND's scan accepted and where it saw it: the chunk's id ("" for the head) and
+// the index in it.
 type hit struct {
+	line  string
 	chunk string
 	index int
+}
+
+// args are the hits as a take script's candidates, in threes.
+func hitArgs(hits []hit) []any {
+	args := make([]any, 0, 3*len(hits))
+	for _, h := range hits {
+		args = append(args, h.line, h.chunk, h.index)
+	}
+	return args
 }
 
 // Find implements store.Store.
@@ -611,8 +628,8 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 		line, _ := taken(reply)
 		return line, err
 	}
-	return s.find(ctx, name, match, wait, func(line string, at hit) (string, bool, error) {
-		reply, err := s.runList(ctx, takeScript, k, r, nil, true, line, flag(keep), at.chunk, at.index)
+	return s.find(ctx, name, match, wait, func(hits []hit) (string, bool, error) {
+		reply, err := s.runList(ctx, takeScript, k, r, nil, true, append([]any{flag(keep)}, hitArgs(hits)...)...)
 		if err != nil {
 			return "", false, err
 		}
@@ -627,8 +644,9 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 // it with a script that checks it is still there, and says whether it did and which line it took
 // (a request's recorded outcome may be another); one that another server took first is passed
 // over for the next match, so that FINDs racing for the same lines make progress instead of
-// scanning again.
-func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(line string, at hit) (string, bool, error)) (string, error) {
+// scanning again. After a take that found its hits gone, the next is offered more of them
+// (batch), up to takeBatch, and takes the first still there.
+func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(hits []hit) (string, bool, error)) (string, error) {
 	k := s.keysOf(name)
 	test, done := s.waits.gated(ctx, name, match) // every try's matches (wait.go)
 	defer done()
@@ -644,17 +662,25 @@ func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait
 		if len(page) == 0 {
 			return nil, store.ErrEmpty
 		}
+		// batch is how many hits the next take is offered: one, as long as takes succeed, so that a
+		// costly pattern is not tested on lines past the first hit; twice as many after each take
+		// that found its hits gone, up to takeBatch.
+		batch := 1
 		scan := func(chunk string, start int, page []string) (string, bool, error) {
+			hits := make([]hit, 0, batch)
 			for i, line := range page {
 				ok, err := test(line)
 				if err != nil {
 					return "", true, err
 				}
-				if !ok {
-					continue
+				if ok {
+					hits = append(hits, hit{line, chunk, start + i})
 				}
-				if took, taken, err := take(line, hit{chunk, start + i}); err != nil || taken {
-					return took, true, err
+				if len(hits) == batch || len(hits) > 0 && i == len(page)-1 {
+					if took, taken, err := take(hits); err != nil || taken {
+						return took, true, err
+					}
+					hits, batch = hits[:0], min(2*batch, takeBatch)
 				}
 			}
 			return "", false, nil

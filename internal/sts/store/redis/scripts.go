@@ -745,6 +745,17 @@ local function take(line, id, hint, lend)
   return false
 end
 
+-- takeFirst takes the first of FIND's candidates still in the list, each taken as take would:
+-- ARGV from first on, in threes (line, chunk id, index), in the scan's order. It returns the line
+-- taken, or nil. Several a round trip, so that a FIND keeps ahead of readers consuming the lines
+-- it saw: one a round trip, it fell behind them and walked the whole list.
+local function takeFirst(first, lend)
+  for j = first, #ARGV, 3 do
+    if take(ARGV[j], ARGV[j + 1], tonumber(ARGV[j + 2]), lend) then return ARGV[j] end
+  end
+  return nil
+end
+
 -- emptied forgets the unique index with the last line the list holds, lent ones included.
 local function emptied()
   readIndex()
@@ -897,15 +908,16 @@ if not exists() then return {1} end
 return {0, redis.call('LRANGE', list, 0, tonumber(ARGV[1]) - 1)}
 `
 
-// scriptTake removes a line that FIND's scan chose (take). ARGV: line, keep (1/0), the chunk's id
-// (empty for the head), the line's index in it. Replies {0, line} taken (a recalled outcome's line
-// may be another than the one this scan chose), {1} gone.
+// scriptTake removes the first of the lines FIND's scan chose that is still there (takeFirst).
+// ARGV: keep (1/0), then the candidates, in threes: line, the chunk's id (empty for the head), the
+// line's index in it. Replies {0, line} taken (a recalled outcome's line may be another than the
+// ones this scan chose), {1} all gone.
 var scriptTake = prelude + `
 local err = wrongType(returns, leases, dead)
 if err then return err end
-local line = ARGV[1]
-if not take(line, ARGV[3], tonumber(ARGV[4]), false) then return {1} end
-if ARGV[2] == '1' then pushBack({line}, false) else consumed({line}) end
+local line = takeFirst(2, false)
+if not line then return {1} end
+if ARGV[1] == '1' then pushBack({line}, false) else consumed({line}) end
 return done({0, line})
 `
 
@@ -1516,13 +1528,13 @@ local expiry = hold(ARGV[5], picked, tonumber(ARGV[6]), tonumber(ARGV[7]), snaps
 return answer(0, expiry, picked, ARGV[5])
 `
 
-// scriptTakeLeased takes the line FIND's scan chose under a lease (take). KEYS[3]: the lease's
-// index entry. ARGV: channel, name, line, the chunk's id, the line's index in it, the lease's id,
-// ttl (ms), max deliveries. Replies answer(0, expiry, line, id), answer(1) gone.
+// scriptTakeLeased takes the first of the lines FIND's scan chose that is still there under a
+// lease (takeFirst). KEYS[3]: the lease's index entry. ARGV: channel, name, the lease's id, ttl
+// (ms), max deliveries, then the candidates in threes as scriptTake's. Replies answer(0, expiry,
+// line, id), answer(1) all gone.
 var scriptTakeLeased = leasePrelude + `
 local err = expire()
 if err then return err end
-local line = ARGV[3]
 local info = redis.call('HMGET', meta, 'due', 'returned')
 readDue(info[1])
 redis.call('HEXISTS', leases, ARGV[6])
@@ -1533,9 +1545,10 @@ if state ~= 'none' then
   err = checkTypes()
   if err then return err end
 end
-if not take(line, ARGV[4], tonumber(ARGV[5]), true) then return answer(1) end
-local expiry = hold(ARGV[6], {line}, tonumber(ARGV[7]), tonumber(ARGV[8]), snapshot({line}, info[2]))
-return answer(0, expiry, line, ARGV[6])
+local line = takeFirst(6, true)
+if not line then return answer(1) end
+local expiry = hold(ARGV[3], {line}, tonumber(ARGV[4]), tonumber(ARGV[5]), snapshot({line}, info[2]))
+return answer(0, expiry, line, ARGV[3])
 `
 
 // scriptEnd is Ack and Release. KEYS[3], with an id: the lease's index entry, which an Ack
