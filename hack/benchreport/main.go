@@ -9,7 +9,7 @@
 //
 //	go run ./hack/benchreport -o docs/benchmarks.md -rounds 3 rounds.txt guard.txt
 //
-// The README, docs/scaling.md and docs/architecture.md cite the file instead of copying figures.
+// The README, docs/scaling.md and docs/design.md cite the file instead of copying figures.
 package main
 
 import (

@@ -44,7 +44,7 @@ func TestCitedBenchmarksExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	checked := 0
-	for _, doc := range []string{"README.md", "docs/scaling.md", "docs/architecture.md", "docs/security.md", "docs/testing.md"} {
+	for _, doc := range []string{"README.md", "docs/scaling.md", "docs/architecture.md", "docs/design.md", "docs/security.md", "docs/testing.md"} {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)
