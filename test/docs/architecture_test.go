@@ -24,23 +24,10 @@ func TestArchitectureMap(t *testing.T) {
 	}
 
 	var packages []string
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	for _, file := range goFiles(t) {
+		if dir := filepath.ToSlash(filepath.Dir(file)); dir != "." && !slices.Contains(packages, dir) {
+			packages = append(packages, dir)
 		}
-		if d.IsDir() && slices.Contains([]string{".git", "bin", ".cache", "testdata", "node_modules", "dist"}, d.Name()) {
-			return filepath.SkipDir
-		}
-		if !d.IsDir() && strings.HasSuffix(path, ".go") {
-			dir, _ := filepath.Rel(root, filepath.Dir(path))
-			if dir != "." && !slices.Contains(packages, filepath.ToSlash(dir)) {
-				packages = append(packages, filepath.ToSlash(dir))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	named := func(path string) bool {
 		return regexp.MustCompile(`(^|[^\w/.-])` + regexp.QuoteMeta(path) + `($|[^\w/-])`).MatchString(page)
@@ -68,6 +55,33 @@ func TestArchitectureMap(t *testing.T) {
 	if len(packages) < 10 {
 		t.Fatalf("found %d packages: the walk looked in the wrong place", len(packages))
 	}
+}
+
+// goFiles are the repository's Go files, relative to its root: not those of its tools (bin),
+// caches, test data or build output.
+func goFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && slices.Contains([]string{".git", "bin", ".cache", "testdata", "node_modules", "dist"}, d.Name()) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 func sortedMatches(expr, text string) []string {
