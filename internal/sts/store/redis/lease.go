@@ -109,7 +109,7 @@ func (s *Store) FindLeased(ctx context.Context, name string, match store.Matcher
 	}
 	var lease store.Lease
 	_, err = s.find(ctx, name, match, wait, func(hits []hit) (string, bool, error) {
-		args := append([]any{s.channel(), name, id, spec.TTL.Milliseconds(), spec.MaxDeliveries}, hitArgs(hits)...)
+		args := takeArgs(hits, s.channel(), name, id, spec.TTL.Milliseconds(), spec.MaxDeliveries)
 		reply, err := s.runLease(ctx, takeLeasedScript, name, k, r, s.leaseIndex(id), args...)
 		if err != nil {
 			return "", false, err

@@ -605,9 +605,10 @@ type hit struct {
 	index int
 }
 
-// args are the hits as a take script's candidates, in threes.
-func hitArgs(hits []hit) []any {
-	args := make([]any, 0, 3*len(hits))
+// takeArgs are a take script's arguments: first, then the hits as its candidates, in threes.
+func takeArgs(hits []hit, first ...any) []any {
+	args := make([]any, len(first), len(first)+3*len(hits))
+	copy(args, first)
 	for _, h := range hits {
 		args = append(args, h.line, h.chunk, h.index)
 	}
@@ -629,7 +630,7 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 		return line, err
 	}
 	return s.find(ctx, name, match, wait, func(hits []hit) (string, bool, error) {
-		reply, err := s.runList(ctx, takeScript, k, r, nil, true, append([]any{flag(keep)}, hitArgs(hits)...)...)
+		reply, err := s.runList(ctx, takeScript, k, r, nil, true, takeArgs(hits, flag(keep))...)
 		if err != nil {
 			return "", false, err
 		}
