@@ -253,22 +253,44 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 		return parallel(5000, func(int) error { _, err := s.ReadLeased(ctx, "big", store.First, 1, spec, 0); return err })
 	}, nil)
 	dead := store.DeadLetterList("big")
-	expiring := func() error { return holdExpiredLeases(srv, "guard:{big}", sc.leases) }
-	must(t, expiring())
-	step("lease expiry", func() error {
-		// Every lease has run out: the expiry loop gives them back, all of them dead letters
-		// (MaxDeliveries 1), once told the list is due.
-		before, err := listInfo(ctx, s, dead)
+	// deadBefore is the dead-letter list's length before the leases were held: read then, since
+	// the expiry may begin before the step does.
+	deadBefore := 0
+	expiring := func() error {
+		info, err := listInfo(ctx, s, dead)
 		if err != nil {
 			return err
 		}
+		deadBefore = info.Length
+		return holdExpiredLeases(srv, "guard:{big}", sc.leases)
+	}
+	must(t, expiring())
+	step("lease expiry", func() error {
+		// Every lease has run out: the expiry loop gives them back, all of them dead letters
+		// (MaxDeliveries 1), once told the list is due. The step ends when the mover has let go
+		// of the dead letters' claim too, its last script: a run that starts again meanwhile
+		// would have that mover expire its new leases before it counts them.
 		if err := s.schedule(ctx, "big", 0, ""); err != nil {
 			return err
 		}
-		return waitUntil(2*time.Minute, func() (bool, error) {
+		want := deadBefore + sc.leases
+		var got int
+		err := waitUntil(2*time.Minute, func() (bool, error) {
 			info, err := listInfo(ctx, s, dead)
-			return info.Length == before.Length+sc.leases, err
+			got = info.Length
+			if err != nil || got < want {
+				return false, err
+			}
+			claimed, err := srv.Do("HEXISTS", "guard:{big}:meta", "deadClaim")
+			return claimed == int64(0), err
 		})
+		if err == nil && got != want {
+			err = fmt.Errorf("%d dead letters, %d more than the leases held", got-deadBefore, got-want)
+		}
+		if err != nil {
+			return fmt.Errorf("%w; %d of %d leases dead-lettered, %s", err, got-deadBefore, sc.leases, expiryState(srv, "guard:", "big"))
+		}
+		return nil
 	}, expiring)
 	must(t, parallel(sc.lists, func(i int) error { return s.Ensure(ctx, fmt.Sprintf("list-%05d", i)) }))
 	step("STATUS", func() error {
@@ -296,7 +318,10 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 
 // holdExpiredLeases puts n leases of a line each, which ran out, in the list whose key is list,
 // with MaxDeliveries 1, as the lease scripts write them (lease.go): quicker than n leased READs,
-// for a guard that needs many leases running out at once. Their lines are new ones.
+// for a guard that needs many leases running out at once. Their lines are new ones. Like a lease
+// script, it records in meta "due" that the list is due from their expiry on (0): the expiry
+// loop's sweep reports that field to the schedule, and one that still said when the leases held
+// before ran out (an hour on) put the list back there, whatever the guard had scheduled.
 func holdExpiredLeases(srv *redistest.Server, list string, n int) error {
 	const script = `
 local list, from, n = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -306,6 +331,7 @@ for i = from, from + n - 1 do
   redis.call('ZADD', list .. ':expires', 0, id)
 end
 redis.call('HINCRBY', list .. ':meta', 'leased', n)
+redis.call('HSET', list .. ':meta', 'due', 0)
 return n
 `
 	held++
@@ -319,6 +345,22 @@ return n
 
 // held numbers the calls of holdExpiredLeases, whose lease ids must not repeat.
 var held int
+
+// expiryState is what the guard reads of the leases and dead letters of list name, of a store of
+// key prefix prefix, when their expiry does not end as it should.
+func expiryState(srv *redistest.Server, prefix, name string) string {
+	list := prefix + "{" + name + "}"
+	var state []string
+	for _, c := range [][]string{{"HLEN", list + ":leases"}, {"ZCARD", list + ":expires"}, {"LLEN", list + ":dead"},
+		{"HMGET", list + ":meta", "due", "deadClaim", "leased"}, {"ZSCORE", prefix + "leases-due", name}, {"EXISTS", list + ":garbage"}} {
+		v, err := srv.Do(c...)
+		if err != nil {
+			v = err
+		}
+		state = append(state, fmt.Sprintf("%s: %v", strings.Join(c, " "), v))
+	}
+	return strings.Join(state, ", ")
+}
 
 // guardRuns is how many times a step runs at most while the store sends a command over the
 // bound: a machine busy with other work can stall a few commands of every run of a step.
