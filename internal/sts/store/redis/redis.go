@@ -71,6 +71,7 @@ type Store struct {
 	up         atomic.Bool
 	subscribed atomic.Bool // the notification channel is listened to (wait.go)
 	waits      waits
+	batches    readBatches     // readBatched's
 	bindings   recentBindings  // BindRequest's
 	due        chan struct{}   // wakes the expiry loop: a change reported a due time before wake (lease.go)
 	background context.Context // ends when the store closes: the work no request waits for
@@ -89,20 +90,21 @@ var (
 
 // The scripts, loaded once per Redis by SHA (EVAL on NOSCRIPT, eval).
 var (
-	readScript    = newScript(scriptRead)
-	pageScript    = newScript(scriptPage)
-	takeScript    = newScript(scriptTake)
-	addScript     = newScript(scriptAdd)
-	indexScript   = newScript(scriptIndex)
-	checkScript   = newScript(scriptCheck)
-	ensureScript  = newScript(scriptEnsure)
-	insertScript  = newScript(scriptInsert)
-	replaceScript = newScript(scriptReplace)
-	resetScript   = newScript(scriptReset)
-	choresScript  = newScript(scriptChores)
-	lengthScript  = newScript(scriptLength)
-	linesScript   = newScript(scriptLines)
-	viewScript    = newScript(scriptView)
+	readScript      = newScript(scriptRead)
+	readBatchScript = newScript(scriptReadBatch)
+	pageScript      = newScript(scriptPage)
+	takeScript      = newScript(scriptTake)
+	addScript       = newScript(scriptAdd)
+	indexScript     = newScript(scriptIndex)
+	checkScript     = newScript(scriptCheck)
+	ensureScript    = newScript(scriptEnsure)
+	insertScript    = newScript(scriptInsert)
+	replaceScript   = newScript(scriptReplace)
+	resetScript     = newScript(scriptReset)
+	choresScript    = newScript(scriptChores)
+	lengthScript    = newScript(scriptLength)
+	linesScript     = newScript(scriptLines)
+	viewScript      = newScript(scriptView)
 
 	readLeasedScript  = newScript(scriptReadLeased)
 	takeLeasedScript  = newScript(scriptTakeLeased)
@@ -222,11 +224,7 @@ func (s *Store) Close() error {
 // slice, the list's key boxed once (a READ's allocations are most of what it costs the server).
 func (s *Store) runList(ctx context.Context, sc *luaScript, k keys, r *store.Request, extra []string, changes bool, args ...any) ([]any, error) {
 	argv := make([]any, 5, 5+len(extra)+3+len(args))
-	list := k.boxed
-	if list == nil {
-		list = k.list
-	}
-	argv[2], argv[3], argv[4] = 2+len(extra), list, list // the outcome key of no request: never read
+	argv[2], argv[3], argv[4] = 2+len(extra), k.boxed, k.boxed // the outcome key of no request: never read
 	var window, fingerprint any = "", ""
 	if r != nil {
 		argv[4] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
@@ -526,15 +524,15 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
+		if pos != store.Random && s.replicas == 0 {
+			return s.readBatched(ctx, k, readEnd{name: name, pos: pos, keep: keep}, n, r)
+		}
 		args := appendFractions([]any{positions[pos], n, flag(keep)}, pos, n)
 		reply, err := s.runList(ctx, readScript, k, r, nil, true, args...)
 		if err != nil {
 			return nil, err
 		}
-		if st := status(reply); st != 0 {
-			return nil, readFailure(st, reply[len(reply)-1], n)
-		}
-		return lines(reply[1]), nil
+		return s.readReply(reply, n)
 	})
 }
 

@@ -103,33 +103,35 @@ const (
 	garbageBudget = 256
 )
 
-// recall answers the outcome recorded under request (a key), for a request whose window is not
-// "", with fingerprint: the reply recorded, or an STSREUSED error for another fingerprint.
-const recall = `
-if window ~= '' then
+// recalled is the outcome recorded under request (a key), for a request whose window is not ""
+// and whose fingerprint is fingerprint: the reply recorded, an STSREUSED error for another
+// fingerprint, or nil when there is none.
+const recalled = `
+local function recalled(request, window, fingerprint)
+  if window == '' then return nil end
   local kept = redis.call('GET', request)
-  if kept then
-    local was, reply = cmsgpack.unpack(kept)
-    if was ~= fingerprint then
-      return redis.error_reply('STSREUSED the request id was sent before with another request')
-    end
-    return reply
+  if not kept then return nil end
+  local was, reply = cmsgpack.unpack(kept)
+  if was ~= fingerprint then
+    return redis.error_reply('STSREUSED the request id was sent before with another request')
   end
+  return reply
 end
 `
 
 // scriptRecall is the outcome recorded for a request, if any: KEYS[1] its key, ARGV[1] its window,
 // ARGV[2] its fingerprint. Replies the recorded reply, or {} when there is none.
-const scriptRecall = `local request, window, fingerprint = KEYS[1], ARGV[1], ARGV[2]
-` + recall + `
-return {}
+const scriptRecall = recalled + `
+return recalled(KEYS[1], ARGV[1], ARGV[2]) or {}
 `
 
 // prelude is shared by every script of a list.
 var prelude = `
 local list, request, staging = KEYS[1], KEYS[2], KEYS[3]
 local window, fingerprint, tomb = table.remove(ARGV, 1), table.remove(ARGV, 1), table.remove(ARGV, 1)
-` + recall + `
+` + recalled + `
+local kept = recalled(request, window, fingerprint)
+if kept then return kept end
 local meta, counts, leases, expires = list .. ':meta', list .. ':unique', list .. ':leases', list .. ':expires'
 local returns, ended, dead = list .. ':returns', list .. ':ended', list .. ':dead'
 local chunks, chores, todo, marks = list .. ':chunks', list .. ':chores', list .. ':indexing', list .. ':marks'
@@ -899,6 +901,69 @@ local picked, status, size = pick(ARGV[1], tonumber(ARGV[2]), 4, false)
 if not picked then return {status, size} end
 if ARGV[3] == '1' then pushBack(picked, false) else consumed(picked, returned) end
 return done({0, picked})
+`
+
+// scriptReadBatch is the READs of one list from one end, F or L, that a server received while its
+// last one was on its way (batch.go), each answered as scriptRead answers it, in their order, in
+// one step. KEYS[3...]: each read's outcome key (the list's key under no request). ARGV: the
+// position, keep (1/0), then each read's n, window and fingerprint. Replies an array of the
+// reads' replies, a read answered before its recalled reply or its STSREUSED error. When the
+// list holds the lines of every read not answered before, they are taken at once, as one read of
+// them all would take them, and shared out in order: what the reads one after the other would
+// have had, but for LAST with KEEP, which gives each read the same line, and for two reads of
+// one request, the second of which must recall the first's answer.
+var scriptReadBatch = prelude + `
+open()
+for _, key in ipairs({list, chunks, dead}) do sized(key, 'list') end
+for _, key in ipairs({counts, leases}) do sized(key, 'hash') end
+local returned = sized(returns, 'hash')
+local pos, keep = ARGV[1], ARGV[2] == '1'
+local replies, reads, lines, once = {}, {}, 0, not (keep and pos == 'L')
+local seen = {}
+for i = 1, #KEYS - 2 do
+  local key, window = KEYS[i + 2], ARGV[3 * i + 1]
+  if window ~= '' then
+    if seen[key] then once = false end
+    seen[key] = true
+  end
+end
+local function answer(i, picked)
+  request, window, fingerprint = KEYS[i + 2], ARGV[3 * i + 1], ARGV[3 * i + 2]
+  return done({0, picked})
+end
+local function take(picked)
+  if keep then pushBack(picked, false) else consumed(picked, returned) end
+end
+-- alone answers read i on its own, as scriptRead.
+local function alone(i)
+  local picked, status, size = pick(pos, tonumber(ARGV[3 * i]), 0, false)
+  if not picked then return {status, size} end
+  take(picked)
+  return answer(i, picked)
+end
+for i = 1, #KEYS - 2 do
+  local reply = recalled(KEYS[i + 2], ARGV[3 * i + 1], ARGV[3 * i + 2])
+  if reply then
+    replies[i] = reply
+  elseif once then
+    reads[#reads + 1], lines = i, lines + tonumber(ARGV[3 * i])
+  else
+    replies[i] = alone(i)
+  end
+end
+if #reads == 0 then return replies end
+if exists() and lines <= length() then
+  local all = pos == 'F' and popFront(lines, false) or popBack(lines, false)
+  take(all)
+  local at = 0
+  for _, i in ipairs(reads) do
+    local n = tonumber(ARGV[3 * i])
+    replies[i], at = answer(i, {unpack(all, at + 1, at + n)}), at + n
+  end
+  return replies
+end
+for _, i in ipairs(reads) do replies[i] = alone(i) end
+return replies
 `
 
 // scriptPage is the first page of FIND's scan: ARGV[1] lines of the head. Replies {0, lines} or

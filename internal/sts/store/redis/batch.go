@@ -1,0 +1,200 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// Reads of one list from one end go to Redis together: while a script of reads of that end is
+// on its way, the reads that arrive queue, and go in the next script (scriptReadBatch), which
+// answers each as scriptRead would, in the order they arrived. A script costs Redis some twenty
+// LPOPs, whatever it takes (its call, its type checks, its bookkeeping, BenchmarkStoreVsRedisBenchmark):
+// under load, one script for many reads is what lets a shared Redis serve them, and a Redis
+// serving others waits less. A read that finds none on its way goes at once, alone: batching
+// adds no wait, like a journal's group commit. A batch takes at most batchLines lines, so that
+// its work stays bounded.
+//
+// Only FIRST and LAST are batched, and not under MinReplicas: a WAIT acknowledges a batch as a
+// whole, where each read's own failure (an empty list) must stay its own answer.
+const batchLines = chunkLines
+
+// readEnd is what a batch has in common: the list, the end, and whether the lines are kept.
+type readEnd struct {
+	name string
+	pos  store.Position
+	keep bool
+}
+
+// batchedRead is one read in a batch, and its answer.
+type batchedRead struct {
+	ctx   context.Context
+	n     int
+	r     *store.Request
+	lines []string
+	err   error
+	ready chan struct{}  // closed once answered, or once this read leads batch
+	batch []*batchedRead // the batch this read sends, itself first, when it leads (readBatches.mu)
+	sent  bool           // taken into a batch: it is answered, whatever its context (readBatches.mu)
+}
+
+// readBatches are the reads of each end queued behind its batch on its way. An end is in queued
+// while a batch of it is on its way.
+type readBatches struct {
+	mu     sync.Mutex
+	queued map[readEnd][]*batchedRead
+}
+
+// readBatched reads n lines of list k at end e under request r, in a batch of e.
+func (s *Store) readBatched(ctx context.Context, k keys, e readEnd, n int, r *store.Request) ([]string, error) {
+	me := &batchedRead{ctx: ctx, n: n, r: r, ready: make(chan struct{})}
+	if !s.batches.join(e, me) {
+		if !s.batches.await(e, me) {
+			return nil, ctx.Err()
+		}
+		if me.batch == nil {
+			return me.lines, me.err
+		}
+	}
+	send := me.batch[:0:0]
+	for _, m := range me.batch {
+		if m.err = m.ctx.Err(); m.err == nil {
+			send = append(send, m)
+		}
+	}
+	if len(send) > 0 {
+		bctx, cancel := batchContext(ctx)
+		s.sendBatch(bctx, k, e, send)
+		cancel()
+	}
+	if next := s.batches.handOff(e); next != nil {
+		close(next.ready)
+	}
+	for _, m := range me.batch[1:] {
+		close(m.ready)
+	}
+	return me.lines, me.err
+}
+
+// batchContext is the context a leader sends its batch with: its own deadline, which the others'
+// are close to, but not its cancellation (a client gone), which is not theirs.
+func batchContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	d, ok := ctx.Deadline()
+	ctx = context.WithoutCancel(ctx)
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, d)
+}
+
+// join queues m at end e and reports whether it leads a batch (of itself) at once: when none of
+// e is on its way.
+func (b *readBatches) join(e readEnd, m *batchedRead) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.queued == nil {
+		b.queued = make(map[readEnd][]*batchedRead)
+	}
+	q, onItsWay := b.queued[e]
+	if onItsWay {
+		b.queued[e] = append(q, m)
+		return false
+	}
+	b.queued[e] = nil
+	m.sent, m.batch = true, []*batchedRead{m}
+	return true
+}
+
+// await waits until m is answered or leads, and reports whether it stays: a read whose context
+// ends before a batch takes it leaves the queue, so that no line is taken for nobody.
+func (b *readBatches) await(e readEnd, m *batchedRead) bool {
+	select {
+	case <-m.ready:
+		return true
+	case <-m.ctx.Done():
+	}
+	b.mu.Lock()
+	gone := !m.sent
+	if gone {
+		b.queued[e] = slices.DeleteFunc(b.queued[e], func(queued *batchedRead) bool { return queued == m })
+	}
+	b.mu.Unlock()
+	if !gone {
+		<-m.ready
+	}
+	return !gone
+}
+
+// handOff ends e's batch on its way: the reads queued meanwhile, up to batchLines lines (the
+// first whatever its n), are the next batch, which the first of them sends; it returns that
+// read, or nil when none is queued.
+func (b *readBatches) handOff(e readEnd) *batchedRead {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queued[e]
+	if len(q) == 0 {
+		delete(b.queued, e)
+		return nil
+	}
+	lines, i := 0, 0
+	for ; i < len(q) && (i == 0 || lines+q[i].n <= batchLines); i++ {
+		q[i].sent = true
+		lines += q[i].n
+	}
+	q[0].batch = slices.Clone(q[:i])
+	b.queued[e] = q[i:]
+	return q[0]
+}
+
+// sendBatch runs scriptReadBatch for batch and gives each read its answer.
+func (s *Store) sendBatch(ctx context.Context, k keys, e readEnd, batch []*batchedRead) {
+	argv := make([]any, 5, 5+len(batch)+3+2+3*len(batch))
+	argv[2], argv[3], argv[4] = 2+len(batch), k.boxed, k.boxed
+	for _, m := range batch {
+		if m.r == nil {
+			argv = append(argv, k.boxed)
+		} else {
+			argv = append(argv, s.outcomeKey(slotTags()[slot(k.list)], m.r.ID))
+		}
+	}
+	argv = append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep))
+	for _, m := range batch {
+		var window, fingerprint any = "", ""
+		if m.r != nil {
+			window, fingerprint = max(m.r.Window.Milliseconds(), 1), m.r.Fingerprint
+		}
+		argv = append(argv, m.n, window, fingerprint)
+	}
+	replies, err := s.eval(ctx, readBatchScript, true, argv)
+	if err == nil && len(replies) != len(batch) {
+		err = fmt.Errorf("redis: %d replies to a batch of %d reads", len(replies), len(batch))
+	}
+	for i, m := range batch {
+		if err != nil {
+			m.err = err
+			continue
+		}
+		m.lines, m.err = s.readReply(replies[i], m.n)
+	}
+}
+
+// readReply is the answer of a read script's reply for n lines: the lines, or the script's error.
+func (s *Store) readReply(v any, n int) ([]string, error) {
+	if err, ok := v.(error); ok {
+		return nil, s.failure(err)
+	}
+	reply, _ := v.([]any)
+	if len(reply) == 0 {
+		return nil, fmt.Errorf("redis: a read's reply is %v", v)
+	}
+	if st := status(reply); st != 0 {
+		return nil, readFailure(st, reply[len(reply)-1], n)
+	}
+	if len(reply) < 2 {
+		return nil, fmt.Errorf("redis: a read's reply is %v", v)
+	}
+	return lines(reply[1]), nil
+}
