@@ -124,7 +124,9 @@ type luaScript struct {
 	sha, src any
 }
 
+// newScript is the script of src, less the functions it cannot reach (shake).
 func newScript(src string) *luaScript {
+	src = shake(src)
 	sc := goredis.NewScript(src)
 	return &luaScript{Script: sc, sha: sc.Hash(), src: src}
 }

@@ -927,19 +927,19 @@ for i = 1, #KEYS - 2 do
     seen[key] = true
   end
 end
-local function answer(i, picked)
+local function give(i, picked)
   request, window, fingerprint = KEYS[i + 2], ARGV[3 * i + 1], ARGV[3 * i + 2]
   return done({0, picked})
 end
-local function take(picked)
+local function settle(picked)
   if keep then pushBack(picked, false) else consumed(picked, returned) end
 end
 -- alone answers read i on its own, as scriptRead.
 local function alone(i)
   local picked, status, size = pick(pos, tonumber(ARGV[3 * i]), 0, false)
   if not picked then return {status, size} end
-  take(picked)
-  return answer(i, picked)
+  settle(picked)
+  return give(i, picked)
 end
 for i = 1, #KEYS - 2 do
   local reply = recalled(KEYS[i + 2], ARGV[3 * i + 1], ARGV[3 * i + 2])
@@ -954,11 +954,11 @@ end
 if #reads == 0 then return replies end
 if exists() and lines <= length() then
   local all = pos == 'F' and popFront(lines, false) or popBack(lines, false)
-  take(all)
+  settle(all)
   local at = 0
   for _, i in ipairs(reads) do
     local n = tonumber(ARGV[3 * i])
-    replies[i], at = answer(i, {unpack(all, at + 1, at + n)}), at + n
+    replies[i], at = give(i, {unpack(all, at + 1, at + n)}), at + n
   end
   return replies
 end
