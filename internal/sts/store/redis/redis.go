@@ -759,6 +759,15 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
 	checked := ""
+	build := false
+	defer func() {
+		// The build goes on in the background once this ADD has looked through what it has
+		// still to count: this server's steps would stand between its looks, which Redis runs
+		// one at a time.
+		if build {
+			s.buildInBackground(name)
+		}
+	}()
 	for {
 		reply, err := s.creating(ctx, func(full string) ([]any, error) {
 			return s.runList(ctx, addScript, k, r, nil, true,
@@ -777,8 +786,8 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 			return &store.LimitError{Limit: store.LimitLinesPerList, Max: s.limits.MaxLinesPerList}
 		case indexing:
 			// The index is not built: the line is looked for in what the build has still to
-			// count, while the build goes on, unless it cannot (then the ADD waits for it).
-			s.buildInBackground(name)
+			// count, unless it cannot (then the ADD runs a step of the build first).
+			build = true
 			if checked, err = s.checkUnique(ctx, k, line); err != nil {
 				return err
 			}
@@ -799,7 +808,7 @@ func (s *Store) Add(ctx context.Context, name, line string, pos store.Position, 
 const indexing = 5
 
 // checkBudget is how many lines a step of scriptCheck looks through (LPOS: a few ms at most).
-const checkBudget = 32 * chunkLines
+const checkBudget = 64 * chunkLines
 
 // checkUnique looks for line in the chunks list k's unique index has still to count
 // (scriptCheck), a bounded step at a time, and returns the generation in which it found it in

@@ -1042,17 +1042,22 @@ local generation = redis.call('HGET', meta, 'generation') or '0'
 local line, pos, budget = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local head = redis.call('HGET', meta, 'head')
 while budget > 0 do
-  local id = redis.call('LINDEX', todo, pos)
-  if not id then return {0, generation} end
-  if not index().counted(id) then
-    local key = chunkKey(id)
-    if id == head then key = list end
-    local size = redis.call('LLEN', key)
-    if size > tonumber(ARGV[3]) then return {4} end
-    if redis.call('LPOS', key, line) then return {1} end
-    budget = budget - math.max(size, 1)
+  -- The ids at pos and before, read a page at a time, from pos backwards.
+  local ids = redis.call('LRANGE', todo, pos - 63, pos)
+  if #ids == 0 then return {0, generation} end
+  for j = #ids, 1, -1 do
+    if budget <= 0 then break end
+    local id = ids[j]
+    if not index().counted(id) then
+      local key = chunkKey(id)
+      if id == head then key = list end
+      local size = redis.call('LLEN', key)
+      if size > tonumber(ARGV[3]) then return {4} end
+      if redis.call('LPOS', key, line) then return {1} end
+      budget = budget - math.max(size, 1)
+    end
+    pos = pos - 1
   end
-  pos = pos - 1
 end
 return {2, pos, generation}
 `
