@@ -9,7 +9,7 @@ import (
 	"github.com/sts-operator/sts-operator/internal/sts/store"
 )
 
-// Reads of one list from one end go to Redis together: while a script of reads of that end is
+// Reads of one list from one position go to Redis together: while a script of such reads is
 // on its way, the reads that arrive queue, and go in the next script (scriptReadBatch), which
 // answers each as scriptRead would, in the order they arrived. A script costs Redis some twenty
 // LPOPs, whatever it takes (its call, its type checks, its bookkeeping, BenchmarkStoreVsRedisBenchmark):
@@ -18,11 +18,12 @@ import (
 // adds no wait, like a journal's group commit. A batch takes at most batchLines lines, so that
 // its work stays bounded.
 //
-// Only FIRST and LAST are batched, and not under MinReplicas: a WAIT acknowledges a batch as a
-// whole, where each read's own failure (an empty list) must stay its own answer.
+// Reads are not batched under MinReplicas: a WAIT acknowledges a batch as a whole, where each
+// read's own failure (an empty list) must stay its own answer.
 const batchLines = chunkLines
 
-// readEnd is what a batch has in common: the list, the end, and whether the lines are kept.
+// readEnd is what a batch has in common: the list, the position (an end, or RANDOM), and whether
+// the lines are kept.
 type readEnd struct {
 	name string
 	pos  store.Position
@@ -166,7 +167,7 @@ func (s *Store) sendBatch(ctx context.Context, k keys, e readEnd, batch []*batch
 		if m.r != nil {
 			window, fingerprint = max(m.r.Window.Milliseconds(), 1), m.r.Fingerprint
 		}
-		argv = append(argv, m.n, window, fingerprint)
+		argv = appendFractions(append(argv, m.n, window, fingerprint), e.pos, m.n)
 	}
 	replies, err := s.eval(ctx, readBatchScript, true, argv)
 	if err == nil && len(replies) != len(batch) {

@@ -21,15 +21,15 @@ type batchRead struct {
 	id     string // REQUEST_ID, "" for none
 	other  bool   // its id was sent before for another request
 	cancel bool   // its client goes away while it is queued
-	want   []string
-	err    error // want an error that Is this one instead
+	want   []string // nil: any n lines
+	err    error    // want an error that Is this one instead
 	short  bool  // want a store.ShortListError instead
 }
 
 // readsInOneBatch holds the first read's script in a paused Redis, queues reads behind it in
 // order, and lets Redis go: they go in one batch, which must give each read what the reads one
 // after the other would have (the first read being the first of them), and cost two scripts.
-func readsInOneBatch(t *testing.T, srv *redistest.Server, s *Store, list string, pos store.Position, keep bool, reads []batchRead) {
+func readsInOneBatch(t *testing.T, srv *redistest.Server, s *Store, list string, pos store.Position, keep bool, reads []batchRead) [][]string {
 	t.Helper()
 	e := readEnd{name: list, pos: pos, keep: keep}
 	if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
@@ -88,13 +88,16 @@ func readsInOneBatch(t *testing.T, srv *redistest.Server, s *Store, list string,
 		case r.short:
 		case r.err != nil && !errors.Is(errs[i], r.err):
 			t.Errorf("read %d (%+v): %q, %v; want %v", i, r, got[i], errs[i], r.err)
-		case r.err == nil && (errs[i] != nil || !slices.Equal(got[i], r.want)):
+		case r.err == nil && r.want == nil && (errs[i] != nil || len(got[i]) != r.n):
+			t.Errorf("read %d (%+v): %q, %v; want %d lines", i, r, got[i], errs[i], r.n)
+		case r.err == nil && r.want != nil && (errs[i] != nil || !slices.Equal(got[i], r.want)):
 			t.Errorf("read %d (%+v): %q, %v; want %q", i, r, got[i], errs[i], r.want)
 		}
 	}
 	if scripts := evalshaCalls(t, srv); scripts != 2 {
 		t.Errorf("%d reads cost %d scripts, want 2 (the first, then the rest in one)", len(reads), scripts)
 	}
+	return got
 }
 
 // evalshaCalls is how many scripts Redis ran since its statistics were reset.
@@ -172,6 +175,34 @@ func TestReadsQueuedBehindOneGoInOneBatch(t *testing.T) {
 		})
 		if n, _ := s.Length(context.Background(), "q"); n != 6 {
 			t.Errorf("length %d, want 6: a request's two reads took two lines", n)
+		}
+	})
+	t.Run("RANDOM: each read its own lines", func(t *testing.T) {
+		s := open(t, Connection{URL: srv.URL()}, newPrefix(), store.Limits{})
+		l := lines(s, "q", 300)
+		got := readsInOneBatch(t, srv, s, "q", store.Random, false, []batchRead{
+			{n: 1}, {n: 3}, {n: 1, id: "r"}, {n: 400, short: true}, {n: 1, id: "r"}, {n: 50},
+		})
+		if !slices.Equal(got[4], got[2]) {
+			t.Errorf("the second read of r got %q, the first %q", got[4], got[2])
+		}
+		taken := map[string]bool{}
+		for _, lines := range append(got[:4:4], got[5]) {
+			for _, line := range lines {
+				if taken[line] || !slices.Contains(l, line) {
+					t.Errorf("%q handed out twice, or never loaded", line)
+				}
+				taken[line] = true
+			}
+		}
+		left, err := s.Read(context.Background(), "q", store.First, 300-len(taken), true, 0)
+		if err != nil || len(taken) != 1+3+1+50 {
+			t.Errorf("%d lines taken, %v", len(taken), err)
+		}
+		for _, line := range left {
+			if taken[line] {
+				t.Errorf("%q handed out and still in the list", line)
+			}
 		}
 	})
 	t.Run("LAST with KEEP gives each read the last line", func(t *testing.T) {

@@ -526,7 +526,7 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
-		if pos != store.Random && s.replicas == 0 {
+		if s.replicas == 0 {
 			return s.readBatched(ctx, k, readEnd{name: name, pos: pos, keep: keep}, n, r)
 		}
 		args := appendFractions([]any{positions[pos], n, flag(keep)}, pos, n)

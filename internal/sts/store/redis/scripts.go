@@ -903,32 +903,36 @@ if ARGV[3] == '1' then pushBack(picked, false) else consumed(picked, returned) e
 return done({0, picked})
 `
 
-// scriptReadBatch is the READs of one list from one end, F or L, that a server received while its
-// last one was on its way (batch.go), each answered as scriptRead answers it, in their order, in
-// one step. KEYS[3...]: each read's outcome key (the list's key under no request). ARGV: the
-// position, keep (1/0), then each read's n, window and fingerprint. Replies an array of the
-// reads' replies, a read answered before its recalled reply or its STSREUSED error. When the
-// list holds the lines of every read not answered before, they are taken at once, as one read of
-// them all would take them, and shared out in order: what the reads one after the other would
-// have had, but for LAST with KEEP, which gives each read the same line, and for two reads of
-// one request, the second of which must recall the first's answer.
+// scriptReadBatch is the READs of one list from one position (F, L or R) that a server received
+// while its last one was on its way (batch.go), each answered as scriptRead answers it, in their
+// order, in one step. KEYS[3...]: each read's outcome key (the list's key under no request).
+// ARGV: the position, keep (1/0), then each read's n, window and fingerprint, followed for R by
+// its n fractions (scriptRead's). Replies an array of the reads' replies, a read answered before
+// its recalled reply or its STSREUSED error. When the list holds the lines of every read not
+// answered before, FIRST and LAST take them at once, as one read of them all would, and share
+// them out in order: what the reads one after the other would have had, but for LAST with KEEP,
+// which gives each read the same line, and for two reads of one request, the second of which
+// must recall the first's answer.
 var scriptReadBatch = prelude + `
 open()
 for _, key in ipairs({list, chunks, dead}) do sized(key, 'list') end
 for _, key in ipairs({counts, leases}) do sized(key, 'hash') end
 local returned = sized(returns, 'hash')
 local pos, keep = ARGV[1], ARGV[2] == '1'
-local replies, reads, lines, once = {}, {}, 0, not (keep and pos == 'L')
-local seen = {}
+local replies, reads, lines, once = {}, {}, 0, pos ~= 'R' and not (keep and pos == 'L')
+-- at[i] is where read i's arguments start in ARGV.
+local at, seen, a = {}, {}, 3
 for i = 1, #KEYS - 2 do
-  local key, window = KEYS[i + 2], ARGV[3 * i + 1]
-  if window ~= '' then
+  at[i] = a
+  a = a + 3 + (pos == 'R' and tonumber(ARGV[a]) or 0)
+  local key = KEYS[i + 2]
+  if ARGV[at[i] + 1] ~= '' then
     if seen[key] then once = false end
     seen[key] = true
   end
 end
 local function give(i, picked)
-  request, window, fingerprint = KEYS[i + 2], ARGV[3 * i + 1], ARGV[3 * i + 2]
+  request, window, fingerprint = KEYS[i + 2], ARGV[at[i] + 1], ARGV[at[i] + 2]
   return done({0, picked})
 end
 local function settle(picked)
@@ -936,17 +940,17 @@ local function settle(picked)
 end
 -- alone answers read i on its own, as scriptRead.
 local function alone(i)
-  local picked, status, size = pick(pos, tonumber(ARGV[3 * i]), 0, false)
+  local picked, status, size = pick(pos, tonumber(ARGV[at[i]]), at[i] + 3, false)
   if not picked then return {status, size} end
   settle(picked)
   return give(i, picked)
 end
 for i = 1, #KEYS - 2 do
-  local reply = recalled(KEYS[i + 2], ARGV[3 * i + 1], ARGV[3 * i + 2])
+  local reply = recalled(KEYS[i + 2], ARGV[at[i] + 1], ARGV[at[i] + 2])
   if reply then
     replies[i] = reply
   elseif once then
-    reads[#reads + 1], lines = i, lines + tonumber(ARGV[3 * i])
+    reads[#reads + 1], lines = i, lines + tonumber(ARGV[at[i]])
   else
     replies[i] = alone(i)
   end
@@ -955,10 +959,10 @@ if #reads == 0 then return replies end
 if exists() and lines <= length() then
   local all = pos == 'F' and popFront(lines, false) or popBack(lines, false)
   settle(all)
-  local at = 0
+  local from = 0
   for _, i in ipairs(reads) do
-    local n = tonumber(ARGV[3 * i])
-    replies[i], at = give(i, {unpack(all, at + 1, at + n)}), at + n
+    local n = tonumber(ARGV[at[i]])
+    replies[i], from = give(i, {unpack(all, from + 1, from + n)}), from + n
   end
   return replies
 end
