@@ -62,7 +62,7 @@ func main() {
 	if len(run.Benchmarks) == 0 {
 		fail(fmt.Errorf("no benchmark result in %v", flag.Args()))
 	}
-	m := thisMachine(run.CPU)
+	m := thisMachine(run.CPU, *out)
 	if *commit != "" {
 		m.Commit = *commit
 	}
@@ -198,7 +198,9 @@ type Machine struct {
 	Date, Started                 time.Time // Date: when the report is written
 }
 
-func thisMachine(cpu string) Machine {
+// thisMachine describes the machine and the tree the run measured; the report's own file, which
+// the last run wrote, is no change of the code.
+func thisMachine(cpu, report string) Machine {
 	// /proc/cpuinfo's model name is fuller than go test's "cpu:" line, which is the fallback.
 	m := Machine{CPU: cpuModel(), Cores: runtime.NumCPU(), Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH, Date: time.Now().UTC()}
 	if m.CPU == "unknown" && cpu != "" {
@@ -215,7 +217,7 @@ func thisMachine(cpu string) Machine {
 	m.Commit = "unknown"
 	if b, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(b))
-		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!"+report).Output(); err == nil && len(st) > 0 {
 			m.Commit += " with uncommitted changes"
 		}
 	}
