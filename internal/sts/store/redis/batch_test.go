@@ -18,12 +18,12 @@ import (
 // batchRead is one read of a batch test and what it must get.
 type batchRead struct {
 	n      int
-	id     string // REQUEST_ID, "" for none
-	other  bool   // its id was sent before for another request
-	cancel bool   // its client goes away while it is queued
+	id     string   // REQUEST_ID, "" for none
+	other  bool     // its id was sent before for another request
+	cancel bool     // its client goes away while it is queued
 	want   []string // nil: any n lines
 	err    error    // want an error that Is this one instead
-	short  bool  // want a store.ShortListError instead
+	short  bool     // want a store.ShortListError instead
 }
 
 // readsInOneBatch holds the first read's script in a paused Redis, queues reads behind it in
