@@ -649,7 +649,7 @@ func (s *Store) Find(ctx context.Context, name string, match store.Matcher, keep
 // (batch), up to takeBatch, and takes the first still there.
 func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait time.Duration, take func(hits []hit) (string, bool, error)) (string, error) {
 	k := s.keysOf(name)
-	test, done := s.waits.gated(ctx, name, match) // every try's matches (wait.go)
+	test, pause, done := s.waits.gated(ctx, name, match) // every try's matches (wait.go)
 	defer done()
 	found, err := s.waitFor(ctx, name, wait, func() ([]string, error) {
 		reply, err := s.runList(ctx, pageScript, k, nil, nil, false, firstPage)
@@ -668,6 +668,7 @@ func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait
 		// that found its hits gone, up to takeBatch.
 		batch := 1
 		scan := func(chunk string, start int, page []string) (string, bool, error) {
+			defer pause() // no gate held over a round trip to Redis
 			hits := make([]hit, 0, batch)
 			for i, line := range page {
 				ok, err := test(line)
@@ -678,6 +679,7 @@ func (s *Store) find(ctx context.Context, name string, match store.Matcher, wait
 					hits = append(hits, hit{line, chunk, start + i})
 				}
 				if len(hits) == batch || len(hits) > 0 && i == len(page)-1 {
+					pause()
 					if took, taken, err := take(hits); err != nil || taken {
 						return took, true, err
 					}

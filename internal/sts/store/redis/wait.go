@@ -56,9 +56,13 @@ func (w *waits) init() {
 	w.gate = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1))
 }
 
-// gated returns match run through list name's gate, then the waits' gate; waiting for a token
+// gated returns match run through list name's gate, then the waits' gate, and pause, which gives
+// both back. A FIND holds them over the lines it tests one after another, gateLines at most, and
+// pauses before each round trip to Redis: a FIND of another list then waits behind one budget of a
+// flood, where taking the gates a line at a time made it wait one a line, the flood's next FIND
+// queued before it at each. test and pause are the FIND's goroutine's alone; waiting for a token
 // ends with ctx's error. Call done once the FIND no longer matches.
-func (w *waits) gated(ctx context.Context, name string, match store.Matcher) (gatedMatch store.Matcher, done func()) {
+func (w *waits) gated(ctx context.Context, name string, match store.Matcher) (test store.Matcher, pause, done func()) {
 	w.mu.Lock()
 	g := w.finding[name]
 	if g == nil {
@@ -67,13 +71,6 @@ func (w *waits) gated(ctx context.Context, name string, match store.Matcher) (ga
 	}
 	g.finds++
 	w.mu.Unlock()
-	done = func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if g.finds--; g.finds == 0 {
-			delete(w.finding, name)
-		}
-	}
 	acquire := func(gate chan struct{}) error {
 		select {
 		case gate <- struct{}{}:
@@ -82,18 +79,43 @@ func (w *waits) gated(ctx context.Context, name string, match store.Matcher) (ga
 			return ctx.Err()
 		}
 	}
+	held, tested := false, 0
+	pause = func() {
+		if held {
+			<-w.gate
+			<-g.ch
+			held = false
+		}
+	}
+	done = func() {
+		pause()
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if g.finds--; g.finds == 0 {
+			delete(w.finding, name)
+		}
+	}
 	return func(line string) (bool, error) {
-		if err := acquire(g.ch); err != nil {
-			return false, err
+		if held && tested >= gateLines {
+			pause()
 		}
-		defer func() { <-g.ch }()
-		if err := acquire(w.gate); err != nil {
-			return false, err
+		if !held {
+			if err := acquire(g.ch); err != nil {
+				return false, err
+			}
+			if err := acquire(w.gate); err != nil {
+				<-g.ch
+				return false, err
+			}
+			held, tested = true, 0
 		}
-		defer func() { <-w.gate }()
+		tested++
 		return match(line)
-	}, done
+	}, pause, done
 }
+
+// gateLines is how many lines a FIND tests in a row before it gives the gates back to the others.
+const gateLines = 256
 
 // join returns the channel that the next arrival of lines in the list closes.
 func (w *waits) join(name string) *wake {
