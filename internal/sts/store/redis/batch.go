@@ -154,21 +154,13 @@ func (b *readBatches) handOff(e readEnd) *batchedRead {
 func (s *Store) sendBatch(ctx context.Context, k keys, e readEnd, batch []*batchedRead) {
 	argv := make([]any, 5, 5+len(batch)+3+2+3*len(batch))
 	argv[2], argv[3], argv[4] = 2+len(batch), k.boxed, k.boxed
+	own := make([]any, 0, 3*len(batch))
 	for _, m := range batch {
-		if m.r == nil {
-			argv = append(argv, k.boxed)
-		} else {
-			argv = append(argv, s.outcomeKey(slotTags()[slot(k.list)], m.r.ID))
-		}
+		outcome, window, fingerprint := s.outcomeArgs(k, m.r)
+		argv = append(argv, outcome)
+		own = appendFractions(append(own, m.n, window, fingerprint), e.pos, m.n)
 	}
-	argv = append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep))
-	for _, m := range batch {
-		var window, fingerprint any = "", ""
-		if m.r != nil {
-			window, fingerprint = max(m.r.Window.Milliseconds(), 1), m.r.Fingerprint
-		}
-		argv = appendFractions(append(argv, m.n, window, fingerprint), e.pos, m.n)
-	}
+	argv = append(append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep)), own...)
 	replies, err := s.eval(ctx, readBatchScript, true, argv)
 	if err == nil && len(replies) != len(batch) {
 		err = fmt.Errorf("redis: %d replies to a batch of %d reads", len(replies), len(batch))

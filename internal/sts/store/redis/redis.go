@@ -226,17 +226,22 @@ func (s *Store) Close() error {
 // slice, the list's key boxed once (a READ's allocations are most of what it costs the server).
 func (s *Store) runList(ctx context.Context, sc *luaScript, k keys, r *store.Request, extra []string, changes bool, args ...any) ([]any, error) {
 	argv := make([]any, 5, 5+len(extra)+3+len(args))
-	argv[2], argv[3], argv[4] = 2+len(extra), k.boxed, k.boxed // the outcome key of no request: never read
-	var window, fingerprint any = "", ""
-	if r != nil {
-		argv[4] = s.outcomeKey(slotTags()[slot(k.list)], r.ID)
-		window, fingerprint = max(r.Window.Milliseconds(), 1), r.Fingerprint
-	}
+	outcome, window, fingerprint := s.outcomeArgs(k, r)
+	argv[2], argv[3], argv[4] = 2+len(extra), k.boxed, outcome
 	for _, key := range extra {
 		argv = append(argv, key)
 	}
 	argv = append(argv, window, fingerprint, s.tombArg)
 	return s.eval(ctx, sc, changes, append(argv, args...))
+}
+
+// outcomeArgs are what a script of list k is given of request r: the key of its outcome, its
+// window and its fingerprint; under no request, the list's key (never read) and "" twice.
+func (s *Store) outcomeArgs(k keys, r *store.Request) (key, window, fingerprint any) {
+	if r == nil {
+		return k.boxed, "", ""
+	}
+	return s.outcomeKey(slotTags()[slot(k.list)], r.ID), max(r.Window.Milliseconds(), 1), r.Fingerprint
 }
 
 // recalled returns the outcome recorded for r in the slot of tag (nil when r is), or nil: a
