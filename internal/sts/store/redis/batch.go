@@ -11,15 +11,15 @@ import (
 
 // Reads of one list from one position go to Redis together: while a script of such reads is
 // on its way, the reads that arrive queue, and go in the next script (scriptReadBatch), which
-// answers each as scriptRead would, in the order they arrived. A script costs Redis some twenty
+// answers each as if it ran alone, in the order they arrived. A script costs Redis some twenty
 // LPOPs, whatever it takes (its call, its type checks, its bookkeeping, BenchmarkStoreVsRedisBenchmark):
 // under load, one script for many reads is what lets a shared Redis serve them, and a Redis
 // serving others waits less. A read that finds none on its way goes at once, alone: batching
 // adds no wait, like a journal's group commit. A batch takes at most batchLines lines, so that
 // its work stays bounded.
 //
-// Reads are not batched under MinReplicas: a WAIT acknowledges a batch as a whole, where each
-// read's own failure (an empty list) must stay its own answer.
+// Under MinReplicas each read is a batch of one, sent alone: a WAIT acknowledges a script as a
+// whole, where each read's own failure (an empty list) must stay its own answer.
 const batchLines = chunkLines
 
 // readEnd is what a batch has in common: the list, the position (an end, or RANDOM), and whether
@@ -152,42 +152,77 @@ func (b *readBatches) handOff(e readEnd) *batchedRead {
 
 // sendBatch runs scriptReadBatch for batch and gives each read its answer.
 func (s *Store) sendBatch(ctx context.Context, k keys, e readEnd, batch []*batchedRead) {
-	argv := make([]any, 5, 5+len(batch)+3+2+3*len(batch))
-	argv[2], argv[3], argv[4] = 2+len(batch), k.boxed, k.boxed
+	argv := make([]any, 5, 5+len(batch)+5+4*len(batch))
+	argv[3], argv[4] = k.boxed, k.boxed
 	own := make([]any, 0, 3*len(batch))
 	for _, m := range batch {
-		outcome, window, fingerprint := s.outcomeArgs(k, m.r)
-		argv = append(argv, outcome)
-		own = appendFractions(append(own, m.n, window, fingerprint), e.pos, m.n)
+		if m.r == nil {
+			own = append(own, m.n, "")
+		} else {
+			outcome, window, fingerprint := s.outcomeArgs(k, m.r)
+			argv = append(argv, outcome)
+			own = append(own, m.n, window, fingerprint)
+		}
+		own = appendFractions(own, e.pos, m.n)
 	}
+	argv[2] = len(argv) - 3
 	argv = append(append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep)), own...)
 	replies, err := s.eval(ctx, readBatchScript, true, argv)
-	if err == nil && len(replies) != len(batch) {
-		err = fmt.Errorf("redis: %d replies to a batch of %d reads", len(replies), len(batch))
+	if err == nil {
+		err = s.answer(batch, replies)
 	}
-	for i, m := range batch {
-		if err != nil {
-			m.err = err
-			continue
+	if err != nil {
+		for _, m := range batch {
+			m.lines, m.err = nil, err
 		}
-		m.lines, m.err = s.readReply(replies[i], m.n)
 	}
 }
 
-// readReply is the answer of a read script's reply for n lines: the lines, or the script's error.
-func (s *Store) readReply(v any, n int) ([]string, error) {
-	if err, ok := v.(error); ok {
-		return nil, s.failure(err)
+// answer gives each read of batch its answer from the batch script's flat reply: status 0, a
+// count and the lines; 1 or 2; 3 and the list's length; or an error of its own.
+func (s *Store) answer(batch []*batchedRead, reply []any) error {
+	at := 0
+	next := func() (any, bool) {
+		if at == len(reply) {
+			return nil, false
+		}
+		at++
+		return reply[at-1], true
 	}
-	reply, _ := v.([]any)
-	if len(reply) == 0 {
-		return nil, fmt.Errorf("redis: a read's reply is %v", v)
+	for _, m := range batch {
+		v, ok := next()
+		if !ok {
+			return fmt.Errorf("redis: a batch of %d reads had %d answers", len(batch), len(reply))
+		}
+		if err, isErr := v.(error); isErr {
+			m.err = s.failure(err)
+			continue
+		}
+		st, isStatus := v.(int64)
+		if !isStatus {
+			return fmt.Errorf("redis: a read's answer begins with %v", v)
+		}
+		switch st {
+		case 0:
+			count, _ := next()
+			n, _ := count.(int64)
+			if n < 0 || int(n) > len(reply)-at {
+				return fmt.Errorf("redis: a read's answer of %v lines in a reply of %d", count, len(reply))
+			}
+			m.lines = make([]string, n)
+			for i := range m.lines {
+				m.lines[i], _ = reply[at+i].(string)
+			}
+			at += int(n)
+		case 3:
+			have, _ := next()
+			m.err = readFailure(st, have, m.n)
+		default:
+			m.err = readFailure(st, nil, m.n)
+		}
 	}
-	if st := status(reply); st != 0 {
-		return nil, readFailure(st, reply[len(reply)-1], n)
+	if at != len(reply) {
+		return fmt.Errorf("redis: a batch of %d reads left %d values of its reply unread", len(batch), len(reply)-at)
 	}
-	if len(reply) < 2 {
-		return nil, fmt.Errorf("redis: a read's reply is %v", v)
-	}
-	return lines(reply[1]), nil
+	return nil
 }

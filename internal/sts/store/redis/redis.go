@@ -90,7 +90,6 @@ var (
 
 // The scripts, loaded once per Redis by SHA (EVAL on NOSCRIPT, eval).
 var (
-	readScript      = newScript(scriptRead)
 	readBatchScript = newScript(scriptReadBatch)
 	pageScript      = newScript(scriptPage)
 	takeScript      = newScript(scriptTake)
@@ -531,15 +530,13 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
+		e := readEnd{name: name, pos: pos, keep: keep}
 		if s.replicas == 0 {
-			return s.readBatched(ctx, k, readEnd{name: name, pos: pos, keep: keep}, n, r)
+			return s.readBatched(ctx, k, e, n, r)
 		}
-		args := appendFractions([]any{positions[pos], n, flag(keep)}, pos, n)
-		reply, err := s.runList(ctx, readScript, k, r, nil, true, args...)
-		if err != nil {
-			return nil, err
-		}
-		return s.readReply(reply, n)
+		alone := &batchedRead{ctx: ctx, n: n, r: r}
+		s.sendBatch(ctx, k, e, []*batchedRead{alone})
+		return alone.lines, alone.err
 	})
 }
 

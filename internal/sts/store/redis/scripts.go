@@ -888,86 +888,111 @@ local function notify(channel, name)
 end
 `
 
-// scriptRead is READ and READMULTI. ARGV: position (F, L or R), n, keep (1/0), then for R n
-// fractions in [0, 1) that seed the picks (chosen by the server in Go, since a script's own
-// random numbers are the same on every call). Replies {0, lines}, {1} not loaded, {2} empty,
-// {3, size} too short.
-var scriptRead = prelude + `
-open()
-for _, key in ipairs({list, chunks, dead}) do sized(key, 'list') end
-for _, key in ipairs({counts, leases}) do sized(key, 'hash') end
-local returned = sized(returns, 'hash')
-local picked, status, size = pick(ARGV[1], tonumber(ARGV[2]), 4, false)
-if not picked then return {status, size} end
-if ARGV[3] == '1' then pushBack(picked, false) else consumed(picked, returned) end
-return done({0, picked})
-`
-
-// scriptReadBatch is the READs of one list from one position (F, L or R) that a server received
-// while its last one was on its way (batch.go), each answered as scriptRead answers it, in their
-// order, in one step. KEYS[3...]: each read's outcome key (the list's key under no request).
-// ARGV: the position, keep (1/0), then each read's n, window and fingerprint, followed for R by
-// its n fractions (scriptRead's). Replies an array of the reads' replies, a read answered before
-// its recalled reply or its STSREUSED error. When the list holds the lines of every read not
-// answered before, FIRST and LAST take them at once, as one read of them all would, and share
-// them out in order: what the reads one after the other would have had, but for LAST with KEEP,
-// which gives each read the same line, and for two reads of one request, the second of which
-// must recall the first's answer.
+// scriptReadBatch is READ and READMULTI: the reads of one list from one position (F, L or R)
+// that a server received while its last batch was on its way (batch.go), or one read alone, each
+// answered in its order as if it ran alone. ARGV: the position, keep (1/0), then for each read
+// its n and its request's window (empty under none), then, under a request, its fingerprint (its
+// outcome key is the next of KEYS[3...]), then for R its n fractions that seed the picks (chosen
+// by the server in Go, since a script's own random numbers are the same on every call). Replies
+// one flat array, each read's answer in turn: 0, the number of lines and the lines; 1 not
+// loaded; 2 empty; 3 and the length, too short; or its STSREUSED error. Flat, because Redis
+// turns each Lua table of a reply into RESP at a cost (a read's two nested tables cost more than
+// its LPOP). When the list holds the lines of every read not answered before, FIRST and LAST take
+// them at once, as one read of them all would, and share them out in order: what the reads one
+// after the other would have had, but for LAST with KEEP, which gives each read the same line,
+// and for two reads of one request, the second of which must recall the first's answer.
 var scriptReadBatch = prelude + `
 open()
 for _, key in ipairs({list, chunks, dead}) do sized(key, 'list') end
 for _, key in ipairs({counts, leases}) do sized(key, 'hash') end
 local returned = sized(returns, 'hash')
 local pos, keep = ARGV[1], ARGV[2] == '1'
-local replies, reads, lines, once = {}, {}, 0, pos ~= 'R' and not (keep and pos == 'L')
--- at[i] is where read i's arguments start in ARGV.
-local at, seen, a = {}, {}, 3
-for i = 1, #KEYS - 2 do
+local once = pos ~= 'R' and not (keep and pos == 'L')
+-- Read i wants ns[i] lines; under a request, ids[i] is its outcome key, windows[i] and prints[i]
+-- its window and fingerprint; its fractions start at ARGV[at[i]].
+local ns, ids, windows, prints, at, seen = {}, {}, {}, {}, {}, {}
+local a, k = 3, 3
+while a <= #ARGV do
+  local i = #ns + 1
+  ns[i], windows[i], a = tonumber(ARGV[a]), ARGV[a + 1], a + 2
+  if windows[i] ~= '' then
+    ids[i], prints[i], k, a = KEYS[k], ARGV[a], k + 1, a + 1
+    if seen[ids[i]] then once = false end
+    seen[ids[i]] = true
+  end
   at[i] = a
-  a = a + 3 + (pos == 'R' and tonumber(ARGV[a]) or 0)
-  local key = KEYS[i + 2]
-  if ARGV[at[i] + 1] ~= '' then
-    if seen[key] then once = false end
-    seen[key] = true
+  if pos == 'R' then a = a + ns[i] end
+end
+local out = {}
+local function put(v) out[#out + 1] = v end
+-- give answers read i with lines[from + 1 .. from + n], recorded under its request.
+local function give(i, lines, from, n)
+  put(0)
+  put(n)
+  for j = from + 1, from + n do put(lines[j]) end
+  if windows[i] ~= '' then
+    request, window, fingerprint = ids[i], windows[i], prints[i]
+    done({0, {unpack(lines, from + 1, from + n)}})
   end
 end
-local function give(i, picked)
-  request, window, fingerprint = KEYS[i + 2], ARGV[at[i] + 1], ARGV[at[i] + 2]
-  return done({0, picked})
+-- earlier is read i's reply recorded before under its request, or false.
+local function earlier(i)
+  return windows[i] ~= '' and recalled(ids[i], windows[i], prints[i]) or false
+end
+-- again answers with a reply recorded before: a read's nested reply, or an error.
+local function again(reply)
+  if reply.err then put(reply) return end
+  put(reply[1])
+  if reply[1] == 0 then
+    put(#reply[2])
+    for _, line in ipairs(reply[2]) do put(line) end
+  elseif reply[2] then
+    put(reply[2])
+  end
 end
 local function settle(picked)
   if keep then pushBack(picked, false) else consumed(picked, returned) end
 end
--- alone answers read i on its own, as scriptRead.
+-- alone answers read i on its own.
 local function alone(i)
-  local picked, status, size = pick(pos, tonumber(ARGV[at[i]]), at[i] + 3, false)
-  if not picked then return {status, size} end
+  local picked, status, size = pick(pos, ns[i], at[i], false)
+  if not picked then
+    put(status)
+    if size then put(size) end
+    return
+  end
   settle(picked)
-  return give(i, picked)
+  give(i, picked, 0, #picked)
 end
-for i = 1, #KEYS - 2 do
-  local reply = recalled(KEYS[i + 2], ARGV[at[i] + 1], ARGV[at[i] + 2])
-  if reply then
-    replies[i] = reply
-  elseif once then
-    reads[#reads + 1], lines = i, lines + tonumber(ARGV[at[i]])
-  else
-    replies[i] = alone(i)
+-- known[i] is earlier(i), looked up before any read when once, else as read i's turn comes: a
+-- read may recall the one before it.
+local known = {}
+if once then
+  local lines = 0
+  for i = 1, #ns do
+    known[i] = earlier(i)
+    if not known[i] then lines = lines + ns[i] end
+  end
+  if lines > 0 and exists() and lines <= length() then
+    local all = pos == 'F' and popFront(lines, false) or popBack(lines, false)
+    settle(all)
+    local from = 0
+    for i = 1, #ns do
+      if known[i] then
+        again(known[i])
+      else
+        give(i, all, from, ns[i])
+        from = from + ns[i]
+      end
+    end
+    return out
   end
 end
-if #reads == 0 then return replies end
-if exists() and lines <= length() then
-  local all = pos == 'F' and popFront(lines, false) or popBack(lines, false)
-  settle(all)
-  local from = 0
-  for _, i in ipairs(reads) do
-    local n = tonumber(ARGV[at[i]])
-    replies[i], from = give(i, {unpack(all, from + 1, from + n)}), from + n
-  end
-  return replies
+for i = 1, #ns do
+  if known[i] == nil then known[i] = earlier(i) end
+  if known[i] then again(known[i]) else alone(i) end
 end
-for _, i in ipairs(reads) do replies[i] = alone(i) end
-return replies
+return out
 `
 
 // scriptPage is the first page of FIND's scan: ARGV[1] lines of the head. Replies {0, lines} or
@@ -1576,9 +1601,9 @@ end
 `
 
 // scriptReadLeased is READ with a lease. KEYS[3]: the lease's index entry. ARGV: channel, name,
-// position, n, the lease's id, ttl (ms), max deliveries, then for R the fractions (scriptRead).
+// position, n, the lease's id, ttl (ms), max deliveries, then for R the fractions (scriptReadBatch's).
 // Replies answer(0, expiry, lines, id) (a recalled outcome's id is another than the one this call
-// chose), or scriptRead's failures through answer: 1, 2, or 3 and the length. Before its first
+// chose), or a read's failures (scriptReadBatch) through answer: 1, 2, or 3 and the length. Before its first
 // write it has read every key it writes (HEXISTS the leases, LLEN the chunk directory, HLEN the
 // returns when lines ever came back), so that a key of the wrong type stops it first.
 var scriptReadLeased = leasePrelude + `
