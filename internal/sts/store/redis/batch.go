@@ -37,7 +37,7 @@ type batchedRead struct {
 	r     *store.Request
 	lines []string
 	err   error
-	ready chan struct{}  // closed once answered, or once this read leads batch
+	ready chan struct{}  // signalled once answered, or once this read leads batch (its buffer of 1 holds the signal)
 	batch []*batchedRead // the batch this read sends, itself first, when it leads (readBatches.mu)
 	sent  bool           // taken into a batch: it is answered, whatever its context (readBatches.mu)
 }
@@ -49,15 +49,32 @@ type readBatches struct {
 	queued map[readEnd][]*batchedRead
 }
 
+// idleReads recycles batchedReads and their channels, which every READ on Redis would allocate.
+var idleReads = sync.Pool{New: func() any { return &batchedRead{ready: make(chan struct{}, 1)} }}
+
 // readBatched reads n lines of list k at end e under request r, in a batch of e.
 func (s *Store) readBatched(ctx context.Context, k keys, e readEnd, n int, r *store.Request) ([]string, error) {
-	me := &batchedRead{ctx: ctx, n: n, r: r, ready: make(chan struct{})}
+	me := idleReads.Get().(*batchedRead)
+	*me = batchedRead{ctx: ctx, n: n, r: r, ready: me.ready}
+	s.readIn(me, k, e)
+	lines, err := me.lines, me.err
+	// Nothing holds me now: the reads it led are answered, the one it followed answered it, and
+	// a read that left the queue was taken out of it.
+	*me = batchedRead{ready: me.ready}
+	idleReads.Put(me)
+	return lines, err
+}
+
+// readIn answers me in a batch of e: it joins or leads one, and a leader sends its batch, then
+// hands e over to the next batch and wakes the reads it answered.
+func (s *Store) readIn(me *batchedRead, k keys, e readEnd) {
 	if !s.batches.join(e, me) {
 		if !s.batches.await(e, me) {
-			return nil, ctx.Err()
+			me.err = me.ctx.Err()
+			return
 		}
 		if me.batch == nil {
-			return me.lines, me.err
+			return
 		}
 	}
 	send := me.batch[:0:0]
@@ -67,17 +84,16 @@ func (s *Store) readBatched(ctx context.Context, k keys, e readEnd, n int, r *st
 		}
 	}
 	if len(send) > 0 {
-		bctx, cancel := batchContext(ctx)
+		bctx, cancel := batchContext(me.ctx)
 		s.sendBatch(bctx, k, e, send)
 		cancel()
 	}
 	if next := s.batches.handOff(e); next != nil {
-		close(next.ready)
+		next.ready <- struct{}{}
 	}
 	for _, m := range me.batch[1:] {
-		close(m.ready)
+		m.ready <- struct{}{}
 	}
-	return me.lines, me.err
 }
 
 // batchContext is the context a leader sends its batch with: its own deadline, which the others'
@@ -181,7 +197,12 @@ func (s *Store) sendBatch(ctx context.Context, k keys, e readEnd, batch []*batch
 // answer gives each read of batch its answer from the batch script's flat reply: status 0, a
 // count and the lines; 1 or 2; 3 and the list's length; or an error of its own.
 func (s *Store) answer(batch []*batchedRead, reply []any) error {
-	at := 0
+	most := 0
+	for _, m := range batch {
+		most += m.n
+	}
+	// One array for the lines of all: each read's are a slice of it, capped at their end.
+	texts, at := make([]string, 0, most), 0
 	next := func() (any, bool) {
 		if at == len(reply) {
 			return nil, false
@@ -206,14 +227,15 @@ func (s *Store) answer(batch []*batchedRead, reply []any) error {
 		case 0:
 			count, _ := next()
 			n, _ := count.(int64)
-			if n < 0 || int(n) > len(reply)-at {
+			if n < 0 || int(n) > len(reply)-at || len(texts)+int(n) > most {
 				return fmt.Errorf("redis: a read's answer of %v lines in a reply of %d", count, len(reply))
 			}
-			m.lines = make([]string, n)
-			for i := range m.lines {
-				m.lines[i], _ = reply[at+i].(string)
+			from := len(texts)
+			for _, v := range reply[at : at+int(n)] {
+				text, _ := v.(string)
+				texts = append(texts, text)
 			}
-			at += int(n)
+			m.lines, at = texts[from:len(texts):len(texts)], at+int(n)
 		case 3:
 			have, _ := next()
 			m.err = readFailure(st, have, m.n)
