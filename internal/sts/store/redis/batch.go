@@ -22,9 +22,9 @@ import (
 // whole, where each read's own failure (an empty list) must stay its own answer.
 const batchLines = chunkLines
 
-// readEnd is what a batch has in common: the list, the position (an end, or RANDOM), and whether
-// the lines are kept.
-type readEnd struct {
+// batchKey is what the reads of a batch have in common: the list, the position (an end, or
+// RANDOM), and whether the lines are kept.
+type batchKey struct {
 	name string
 	pos  store.Position
 	keep bool
@@ -46,14 +46,14 @@ type batchedRead struct {
 // while a batch of it is on its way.
 type readBatches struct {
 	mu     sync.Mutex
-	queued map[readEnd][]*batchedRead
+	queued map[batchKey][]*batchedRead
 }
 
 // idleReads recycles batchedReads and their channels, which every READ on Redis would allocate.
 var idleReads = sync.Pool{New: func() any { return &batchedRead{ready: make(chan struct{}, 1)} }}
 
 // readBatched reads n lines of list k at end e under request r, in a batch of e.
-func (s *Store) readBatched(ctx context.Context, k keys, e readEnd, n int, r *store.Request) ([]string, error) {
+func (s *Store) readBatched(ctx context.Context, k keys, e batchKey, n int, r *store.Request) ([]string, error) {
 	me := idleReads.Get().(*batchedRead)
 	*me = batchedRead{ctx: ctx, n: n, r: r, ready: me.ready}
 	s.readIn(me, k, e)
@@ -67,7 +67,7 @@ func (s *Store) readBatched(ctx context.Context, k keys, e readEnd, n int, r *st
 
 // readIn answers me in a batch of e: it joins or leads one, and a leader sends its batch, then
 // hands e over to the next batch and wakes the reads it answered.
-func (s *Store) readIn(me *batchedRead, k keys, e readEnd) {
+func (s *Store) readIn(me *batchedRead, k keys, e batchKey) {
 	if !s.batches.join(e, me) {
 		if !s.batches.await(e, me) {
 			me.err = me.ctx.Err()
@@ -109,11 +109,11 @@ func batchContext(ctx context.Context) (context.Context, context.CancelFunc) {
 
 // join queues m at end e and reports whether it leads a batch (of itself) at once: when none of
 // e is on its way.
-func (b *readBatches) join(e readEnd, m *batchedRead) bool {
+func (b *readBatches) join(e batchKey, m *batchedRead) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.queued == nil {
-		b.queued = make(map[readEnd][]*batchedRead)
+		b.queued = make(map[batchKey][]*batchedRead)
 	}
 	q, onItsWay := b.queued[e]
 	if onItsWay {
@@ -127,7 +127,7 @@ func (b *readBatches) join(e readEnd, m *batchedRead) bool {
 
 // await waits until m is answered or leads, and reports whether it stays: a read whose context
 // ends before a batch takes it leaves the queue, so that no line is taken for nobody.
-func (b *readBatches) await(e readEnd, m *batchedRead) bool {
+func (b *readBatches) await(e batchKey, m *batchedRead) bool {
 	select {
 	case <-m.ready:
 		return true
@@ -148,7 +148,7 @@ func (b *readBatches) await(e readEnd, m *batchedRead) bool {
 // handOff ends e's batch on its way: the reads queued meanwhile, up to batchLines lines (the
 // first whatever its n), are the next batch, which the first of them sends; it returns that
 // read, or nil when none is queued.
-func (b *readBatches) handOff(e readEnd) *batchedRead {
+func (b *readBatches) handOff(e batchKey) *batchedRead {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := b.queued[e]
@@ -167,7 +167,7 @@ func (b *readBatches) handOff(e readEnd) *batchedRead {
 }
 
 // sendBatch runs scriptReadBatch for batch and gives each read its answer.
-func (s *Store) sendBatch(ctx context.Context, k keys, e readEnd, batch []*batchedRead) {
+func (s *Store) sendBatch(ctx context.Context, k keys, e batchKey, batch []*batchedRead) {
 	argv := make([]any, 5, 5+len(batch)+5+4*len(batch))
 	argv[3], argv[4] = k.boxed, k.boxed
 	own := make([]any, 0, 3*len(batch))

@@ -31,7 +31,7 @@ type batchRead struct {
 // after the other would have (the first read being the first of them), and cost two scripts.
 func readsInOneBatch(t *testing.T, srv *redistest.Server, s *Store, list string, pos store.Position, keep bool, reads []batchRead) [][]string {
 	t.Helper()
-	e := readEnd{name: list, pos: pos, keep: keep}
+	e := batchKey{name: list, pos: pos, keep: keep}
 	if _, err := srv.Do("CONFIG", "RESETSTAT"); err != nil {
 		t.Fatal(err)
 	}

@@ -530,7 +530,7 @@ func (s *Store) Read(ctx context.Context, name string, pos store.Position, n int
 	}
 	k, r := s.keysOf(name), requestOf(ctx)
 	return s.waitFor(ctx, name, wait, func() ([]string, error) {
-		e := readEnd{name: name, pos: pos, keep: keep}
+		e := batchKey{name: name, pos: pos, keep: keep}
 		if s.replicas == 0 {
 			return s.readBatched(ctx, k, e, n, r)
 		}
