@@ -282,3 +282,37 @@ func TestAdversarialCatastrophicFindsDoNotStarveOtherLists(t *testing.T) {
 		<-answers
 	}
 }
+
+// TestAdversarialCatastrophicFindsDoNotStarveAWaitingFind is the same flood, against a FIND that
+// waits on another list for lines to come (the path of waiting FINDs, not the scan's): when four
+// arrive at once (INITFILE), it tests them behind one of the flood's budgets at most, since the
+// flood queues on its own list's gate.
+func TestAdversarialCatastrophicFindsDoNotStarveAWaitingFind(t *testing.T) {
+	const (
+		flood  = 12
+		budget = 300 * time.Millisecond // --regex-timeout
+	)
+	ts := startServer(t, func(c *Config) { c.RegexTimeout = budget })
+	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE="+strings.Repeat("a", 32)+"!", okBody(""))
+	ts.loadList(t, "other", "x0")
+	found := ts.background(t, "/sts/FIND?FILENAME=other&LINE=needle&KEEP=TRUE&WAIT=20000")
+	ts.untilWaiting(t, 1)
+	answers := make(chan string, flood)
+	for range flood {
+		ts.sendInBackground("/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&KEEP=TRUE&LINE=(a%2B)%2B%24", answers)
+	}
+	<-answers // one budget has passed: the flood is queued
+	start := time.Now()
+	ts.loadList(t, "other", "x1", "x2", "x3", "needle")
+	if got := found(); got != okBody("needle") {
+		t.Fatalf("the waiting FIND answered %q, want needle", got)
+	}
+	took := time.Since(start)
+	t.Logf("%d FINDs with (a+)+$ on one list, regex timeout %v: a waiting FIND of four new lines of another list took %v", flood, budget, took)
+	if took > 3*budget {
+		t.Errorf("the waiting FIND took %v, over three regex budgets (%v): it waited behind the flood", took, budget)
+	}
+	for range flood - 1 {
+		<-answers
+	}
+}
