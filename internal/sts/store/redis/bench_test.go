@@ -111,6 +111,69 @@ func BenchmarkLeasedRead(b *testing.B) {
 	b.ReportMetric(leaseCPU/float64(rounds*n)*1e6, "redis-cpu-us/lease-ack")
 }
 
+// BenchmarkReadBatchScript measures what one script of READ FIRST KEEP=FALSE costs Redis (INFO
+// commandstats: the time Redis spent running it), called one after the other from one goroutine,
+// for a batch of one read and for one of batchLarge reads, against one LPOP of a plain LIST
+// called the same way in the same run. Metrics: the microseconds of each, "batch1-x-lpop" and
+// "read-in-batch-x-lpop" (a read's share of the large batch) over the LPOP's. The first is the
+// fixed cost of a script (its call, its prelude's functions, its type checks and bookkeeping),
+// which batching spreads over the reads; the second is what each read costs beyond it.
+func BenchmarkReadBatchScript(b *testing.B) {
+	const (
+		calls      = 2000
+		batchLarge = 64
+	)
+	srv, s := benchStore(b)
+	ctx := context.Background()
+	lines := make([]string, (1+batchLarge)*calls*b.N+chunkLines)
+	for i := range lines {
+		lines[i] = fmt.Sprintf("%020d", i)
+	}
+	if err := s.Replace(ctx, "l", lines, ""); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < calls*b.N; i += 1000 {
+		if err := s.client.RPush(ctx, "plain", toAny(lines[i:i+1000])...).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	k, e := s.keysOf("l"), batchKey{name: "l", pos: store.First}
+	usPerCall := func(command string, call func() error) float64 {
+		srv.CommandStats(b)
+		for range calls {
+			if err := call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c := srv.CommandStats(b)[command]
+		return float64(c.Usec) / float64(c.Calls)
+	}
+	batchOf := func(n int) func() error {
+		return func() error {
+			batch := make([]*batchedRead, n)
+			for i := range batch {
+				batch[i] = &batchedRead{ctx: ctx, n: 1}
+			}
+			s.sendBatch(ctx, k, e, batch)
+			return batch[n-1].err
+		}
+	}
+	b.ResetTimer()
+	var lpop, one, large float64
+	for range b.N {
+		lpop += usPerCall("lpop", func() error { return s.client.LPop(ctx, "plain").Err() })
+		one += usPerCall("evalsha", batchOf(1))
+		large += usPerCall("evalsha", batchOf(batchLarge))
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(lpop/n, "lpop-us")
+	b.ReportMetric(one/n, "batch1-us")
+	b.ReportMetric(large/n, "batch64-us")
+	b.ReportMetric(one/lpop, "batch1-x-lpop")
+	b.ReportMetric(large/batchLarge/lpop, "read-in-batch-x-lpop")
+}
+
 // benchStore starts a redis-server and returns it with a store on it, up.
 func benchStore(b *testing.B) (*redistest.Server, *Store) {
 	b.Helper()
