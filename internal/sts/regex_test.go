@@ -252,34 +252,52 @@ func TestAdversarialCatastrophicFindsDoNotHoldUpWriters(t *testing.T) {
 	}
 }
 
+// The flood of the adversarial FIND tests: floodFinds FINDs on list evil whose catastrophic regex
+// spends its whole budget, floodBudget (--regex-timeout).
+const (
+	floodFinds  = 12
+	floodBudget = 300 * time.Millisecond
+)
+
+// floodServer starts a server with the flood's regex budget and evil's one line.
+func floodServer(t *testing.T) *testServer {
+	t.Helper()
+	ts := startServer(t, func(c *Config) { c.RegexTimeout = floodBudget })
+	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE="+strings.Repeat("a", 32)+"!", okBody(""))
+	return ts
+}
+
+// behindFlood sends the flood to ts and, once it queues (one budget has passed), runs victim, a
+// request to another list, and returns how long victim took. It waits for the rest of the flood.
+func behindFlood(t *testing.T, ts *testServer, victim func()) time.Duration {
+	t.Helper()
+	answers := make(chan string, floodFinds)
+	for range floodFinds {
+		ts.sendInBackground("/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&KEEP=TRUE&LINE=(a%2B)%2B%24", answers)
+	}
+	<-answers
+	start := time.Now()
+	victim()
+	took := time.Since(start)
+	for range floodFinds - 1 {
+		<-answers
+	}
+	return took
+}
+
 // TestAdversarialCatastrophicFindsDoNotStarveOtherLists floods one list with FINDs whose
 // catastrophic regex spends its whole budget, and sends a FIND to another list once the flood
 // queues: it waits behind one of the flood's budgets at most, since the flood queues on its own
 // list's gate, where it used to wait behind every FIND of the flood in turn.
 func TestAdversarialCatastrophicFindsDoNotStarveOtherLists(t *testing.T) {
-	const (
-		flood  = 12
-		budget = 300 * time.Millisecond // --regex-timeout
-	)
-	ts := startServer(t, func(c *Config) { c.RegexTimeout = budget })
-	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE="+strings.Repeat("a", 32)+"!", okBody(""))
+	ts := floodServer(t)
 	ts.loadList(t, "other", "x1", "x2", "x3", "needle")
-	answers := make(chan string, flood)
-	for range flood {
-		ts.sendInBackground("/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&KEEP=TRUE&LINE=(a%2B)%2B%24", answers)
-	}
-	<-answers // one budget has passed: the flood is queued
-	start := time.Now()
-	ts.expect(t, "/sts/FIND?FILENAME=other&LINE=needle&KEEP=TRUE", okBody("needle"))
-	took := time.Since(start)
-	t.Logf("%d FINDs with (a+)+$ on one list, regex timeout %v: a FIND of another list took %v", flood, budget, took)
+	took := behindFlood(t, ts, func() { ts.expect(t, "/sts/FIND?FILENAME=other&LINE=needle&KEEP=TRUE", okBody("needle")) })
+	t.Logf("%d FINDs with (a+)+$ on one list, regex timeout %v: a FIND of another list took %v", floodFinds, floodBudget, took)
 	// One budget and the time to answer; three leave room for a loaded machine, where the old
 	// gate made it wait 4.4 s (12 budgets) on two cores.
-	if took > 3*budget {
-		t.Errorf("the FIND of another list took %v, over three regex budgets (%v): it waited behind the flood", took, budget)
-	}
-	for range flood - 1 {
-		<-answers
+	if took > 3*floodBudget {
+		t.Errorf("the FIND of another list took %v, over three regex budgets (%v): it waited behind the flood", took, floodBudget)
 	}
 }
 
@@ -288,31 +306,18 @@ func TestAdversarialCatastrophicFindsDoNotStarveOtherLists(t *testing.T) {
 // arrive at once (INITFILE), it tests them behind one of the flood's budgets at most, since the
 // flood queues on its own list's gate.
 func TestAdversarialCatastrophicFindsDoNotStarveAWaitingFind(t *testing.T) {
-	const (
-		flood  = 12
-		budget = 300 * time.Millisecond // --regex-timeout
-	)
-	ts := startServer(t, func(c *Config) { c.RegexTimeout = budget })
-	ts.expect(t, "/sts/ADD?FILENAME=evil&LINE="+strings.Repeat("a", 32)+"!", okBody(""))
+	ts := floodServer(t)
 	ts.loadList(t, "other", "x0")
 	found := ts.background(t, "/sts/FIND?FILENAME=other&LINE=needle&KEEP=TRUE&WAIT=20000")
 	ts.untilWaiting(t, 1)
-	answers := make(chan string, flood)
-	for range flood {
-		ts.sendInBackground("/sts/FIND?FILENAME=evil&FIND_MODE=REGEX_FIND&KEEP=TRUE&LINE=(a%2B)%2B%24", answers)
-	}
-	<-answers // one budget has passed: the flood is queued
-	start := time.Now()
-	ts.loadList(t, "other", "x1", "x2", "x3", "needle")
-	if got := found(); got != okBody("needle") {
-		t.Fatalf("the waiting FIND answered %q, want needle", got)
-	}
-	took := time.Since(start)
-	t.Logf("%d FINDs with (a+)+$ on one list, regex timeout %v: a waiting FIND of four new lines of another list took %v", flood, budget, took)
-	if took > 3*budget {
-		t.Errorf("the waiting FIND took %v, over three regex budgets (%v): it waited behind the flood", took, budget)
-	}
-	for range flood - 1 {
-		<-answers
+	took := behindFlood(t, ts, func() {
+		ts.loadList(t, "other", "x1", "x2", "x3", "needle")
+		if got := found(); got != okBody("needle") {
+			t.Errorf("the waiting FIND answered %q, want needle", got)
+		}
+	})
+	t.Logf("%d FINDs with (a+)+$ on one list, regex timeout %v: a waiting FIND of four new lines of another list took %v", floodFinds, floodBudget, took)
+	if took > 3*floodBudget {
+		t.Errorf("the waiting FIND took %v, over three regex budgets (%v): it waited behind the flood", took, floodBudget)
 	}
 }
