@@ -155,7 +155,12 @@ func BenchmarkReadBatchScript(b *testing.B) {
 				batch[i] = &batchedRead{ctx: ctx, n: 1}
 			}
 			s.sendBatch(ctx, k, e, batch)
-			return batch[n-1].err
+			for _, m := range batch {
+				if m.err != nil || len(m.lines) != 1 {
+					return fmt.Errorf("a read of the batch got %q, %v", m.lines, m.err)
+				}
+			}
+			return nil
 		}
 	}
 	b.ResetTimer()

@@ -925,11 +925,20 @@ while a <= #ARGV do
 end
 local out = {}
 local function put(v) out[#out + 1] = v end
--- give answers read i with lines[from + 1 .. from + n], recorded under its request.
-local function give(i, lines, from, n)
+-- succeeded puts a read's lines[from + 1 .. from + n] in out, after 0 and their count.
+local function succeeded(lines, from, n)
   put(0)
   put(n)
   for j = from + 1, from + n do put(lines[j]) end
+end
+-- failed puts a read's failure in out: its status, and the length when the list is too short.
+local function failed(status, size)
+  put(status)
+  if size then put(size) end
+end
+-- give answers read i with lines[from + 1 .. from + n], recorded under its request.
+local function give(i, lines, from, n)
+  succeeded(lines, from, n)
   if windows[i] ~= '' then
     request, window, fingerprint = ids[i], windows[i], prints[i]
     done({0, {unpack(lines, from + 1, from + n)}})
@@ -941,13 +950,12 @@ local function earlier(i)
 end
 -- again answers with a reply recorded before: a read's nested reply, or an error.
 local function again(reply)
-  if reply.err then put(reply) return end
-  put(reply[1])
-  if reply[1] == 0 then
-    put(#reply[2])
-    for _, line in ipairs(reply[2]) do put(line) end
-  elseif reply[2] then
-    put(reply[2])
+  if reply.err then
+    put(reply)
+  elseif reply[1] == 0 then
+    succeeded(reply[2], 0, #reply[2])
+  else
+    failed(reply[1], reply[2])
   end
 end
 local function settle(picked)
@@ -956,11 +964,7 @@ end
 -- alone answers read i on its own.
 local function alone(i)
   local picked, status, size = pick(pos, ns[i], at[i], false)
-  if not picked then
-    put(status)
-    if size then put(size) end
-    return
-  end
+  if not picked then return failed(status, size) end
   settle(picked)
   give(i, picked, 0, #picked)
 end
