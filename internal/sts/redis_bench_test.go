@@ -35,28 +35,28 @@ type redisRig struct {
 	redis *redistest.Server
 }
 
-func startRedisRig(b *testing.B) *redisRig {
-	b.Helper()
+func startRedisRig(tb testing.TB) *redisRig {
+	tb.Helper()
 	if testing.Short() {
-		b.Skip("starts a redis-server and loads lists of up to a million lines")
+		tb.Skip("starts a redis-server and loads lists of up to a million lines")
 	}
-	return &redisRig{redis: redistest.Start(b)}
+	return &redisRig{redis: redistest.Start(tb)}
 }
 
 // server starts a table server on the rig's Redis, as the sts command does with --redis-url
 // (key prefix "sts:", the backend metrics hooked): every server of a rig shares the lists.
-func (r *redisRig) server(b *testing.B) *testServer {
-	b.Helper()
-	st := redisstoretest.Open(b, r.redis.URL(), redisstore.Options{})
-	cfg := testConfig(b)
+func (r *redisRig) server(tb testing.TB) *testServer {
+	tb.Helper()
+	st := redisstoretest.Open(tb, r.redis.URL(), redisstore.Options{})
+	cfg := testConfig(tb)
 	log := &testutil.Buffer{}
 	srv, err := NewServer(cfg, st, slog.New(slog.NewTextHandler(log, nil)))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	st.Observe(srv.Metrics().ObserveBackend, srv.Metrics().CountBackendDial)
 	ts := &testServer{srv: srv, store: st, dir: cfg.DatasetDir, cfg: cfg, log: log}
-	ts.listen(b)
+	ts.listen(tb)
 	return ts
 }
 
@@ -71,10 +71,10 @@ func redisLines(prefix string, from, n int) []string {
 }
 
 // redisLoad makes list name hold lines, through the table server's store.
-func redisLoad(b *testing.B, ts *testServer, name string, lines []string) {
-	b.Helper()
+func redisLoad(tb testing.TB, ts *testServer, name string, lines []string) {
+	tb.Helper()
 	if err := ts.store.Replace(context.Background(), name, lines, ""); err != nil {
-		b.Fatalf("loading %d lines into %s: %v", len(lines), name, err)
+		tb.Fatalf("loading %d lines into %s: %v", len(lines), name, err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 	if err := mem.store.Replace(context.Background(), "drain", redisLines("", 0, redisRounds*n+1000), ""); err != nil {
 		b.Fatal(err)
 	}
-	ceiling := startLPOPHandler(b, rig.redis.URL(), "plain", lines)
+	ceiling := startLPOPHandler(b, ts, rig.redis.URL(), "plain", lines)
 	const lpops = 20_000
 	b.ResetTimer()
 	var sts, lpop, memRate, bench, stsAllocs, lpopAllocs, memAllocs float64
@@ -64,6 +65,26 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 	b.ReportMetric(memAllocs/redisRounds, "memory-allocs/req")
 }
 
+// TestLPOPHandlerAnswersAsReadDoes keeps the ceiling of BenchmarkRedisReadFirstVsLPOPHandler
+// honest: its answer to a request is READ's, byte for byte but for the Date header, so that the
+// benchmark's clients read the same bytes from both.
+func TestLPOPHandlerAnswersAsReadDoes(t *testing.T) {
+	rig := startRedisRig(t)
+	ts := rig.server(t)
+	lines := redisLines("", 0, 2)
+	redisLoad(t, ts, "drain", lines)
+	ceiling := startLPOPHandler(t, ts, rig.redis.URL(), "plain", lines)
+	const request = " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+	read := raw(t, ts.addr, "GET /sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE"+request)
+	lpop := raw(t, strings.TrimSuffix(strings.TrimPrefix(ceiling, "http://"), "/"), "GET /"+request)
+	for _, a := range []*answer{&read, &lpop} {
+		a.header.Del("Date")
+	}
+	if read.status != lpop.status || read.body != lpop.body || !reflect.DeepEqual(read.header, lpop.header) {
+		t.Errorf("the ceiling answers %d %v %q, READ %d %v %q", lpop.status, lpop.header, lpop.body, read.status, read.header, read.body)
+	}
+}
+
 // allocsPerRequest runs load, which makes n requests and returns their rate, and returns that
 // rate with the heap allocations of the whole process per request meanwhile.
 func allocsPerRequest(load func() float64, n int) (rate, allocs float64) {
@@ -89,15 +110,16 @@ func memoryServer(b *testing.B) *testServer {
 }
 
 // startLPOPHandler fills the plain LIST key with lines and serves, from a bare net/http handler,
-// one LPOP of it per request, answered as READ answers a line: the ceiling of READ FIRST on
-// Redis. Its client is the Redis backend's, with the same settings.
-func startLPOPHandler(b *testing.B, url, key string, lines []string) string {
-	b.Helper()
+// one LPOP of it per request, answered as READ answers a line (the same bytes: the headers the
+// protocol asks for are written by ts's own writer, TestLPOPHandlerAnswersAsReadDoes): the
+// ceiling of READ FIRST on Redis. Its client is the Redis backend's, with the same settings.
+func startLPOPHandler(tb testing.TB, ts *testServer, url, key string, lines []string) string {
+	tb.Helper()
 	conn, err := redisstore.Connection{URL: url}.Client()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = conn.Close() })
+	tb.Cleanup(func() { _ = conn.Close() })
 	ctx := context.Background()
 	for i := 0; i < len(lines); i += 1000 {
 		part := lines[i:min(i+1000, len(lines))]
@@ -106,16 +128,16 @@ func startLPOPHandler(b *testing.B, url, key string, lines []string) string {
 			values[j] = line
 		}
 		if err := conn.RPush(ctx, key, values...).Err(); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	pipelined, err := conn.AutoPipeline()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		line, err := pipelined.LPop(r.Context(), key).Result()
@@ -123,10 +145,10 @@ func startLPOPHandler(b *testing.B, url, key string, lines []string) string {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(testutil.OKBody(line)))
+		w.Header()["X-Content-Type-Options"] = noSniff
+		ts.srv.writeHTML(w, http.StatusOK, []byte(testutil.OKBody(line)))
 	})}
 	go func() { _ = hs.Serve(ln) }()
-	b.Cleanup(func() { _ = hs.Close() })
+	tb.Cleanup(func() { _ = hs.Close() })
 	return "http://" + ln.Addr().String() + "/"
 }
