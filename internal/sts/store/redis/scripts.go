@@ -903,9 +903,16 @@ end
 // and for two reads of one request, the second of which must recall the first's answer.
 var scriptReadBatch = prelude + `
 open()
-for _, key in ipairs({list, chunks, dead}) do sized(key, 'list') end
-for _, key in ipairs({counts, leases}) do sized(key, 'hash') end
-local returned = sized(returns, 'hash')
+local head = sized(list, 'list')
+sized(chunks, 'list')
+-- Most lists have none of these keys: one EXISTS of them all spares a command for each.
+local returned = 0
+if redis.call('EXISTS', dead, counts, leases, returns) > 0 then
+  sized(dead, 'list')
+  sized(counts, 'hash')
+  sized(leases, 'hash')
+  returned = sized(returns, 'hash')
+end
 local pos, keep = ARGV[1], ARGV[2] == '1'
 local once = pos ~= 'R' and not (keep and pos == 'L')
 -- Read i wants ns[i] lines; under a request, ids[i] is its outcome key, windows[i] and prints[i]
@@ -977,7 +984,7 @@ if once then
     known[i] = earlier(i)
     if not known[i] then lines = lines + ns[i] end
   end
-  if lines > 0 and exists() and lines <= length() then
+  if lines > 0 and exists() and lines <= head + restOf() then
     local all = pos == 'F' and popFront(lines, false) or popBack(lines, false)
     settle(all)
     local from = 0
