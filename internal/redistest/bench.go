@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,17 +15,31 @@ import (
 // seconds: the difference over a run is what the run cost Redis.
 func (s *Server) cpu(t testing.TB) float64 {
 	t.Helper()
-	reply, err := s.Do("INFO", "cpu")
+	return s.info(t, "cpu", "used_cpu_user", "used_cpu_sys")
+}
+
+// Reads is how many reads from its clients' connections the server has made so far (INFO stats'
+// total_reads_processed): the difference over a run is its round trips, each of which costs
+// Redis a wake-up and two system calls, whatever the commands it brings.
+func (s *Server) Reads(t testing.TB) float64 {
+	t.Helper()
+	return s.info(t, "stats", "total_reads_processed")
+}
+
+// info is the sum of fields of an INFO section.
+func (s *Server) info(t testing.TB, section string, fields ...string) float64 {
+	t.Helper()
+	reply, err := s.Do("INFO", section)
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, _ := reply.(string)
+	text, _ := reply.(string)
 	var total float64
-	for _, line := range strings.Split(info, "\r\n") {
-		if k, v, _ := strings.Cut(line, ":"); k == "used_cpu_user" || k == "used_cpu_sys" {
+	for _, line := range strings.Split(text, "\r\n") {
+		if k, v, _ := strings.Cut(line, ":"); slices.Contains(fields, k) {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				t.Fatalf("INFO cpu %q: %v", line, err)
+				t.Fatalf("INFO %s %q: %v", section, line, err)
 			}
 			total += f
 		}
