@@ -248,10 +248,18 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 	step("LOAD LAST", loadLast, nil)
 	step("ADD UNIQUE after LOAD", uniqueAdd, loadLast)
 
-	step("leases taken", func() error {
+	// leased is how many leases takeLeases took that RELOAD has not ended: RELOAD ends them all,
+	// and takeLeases takes them again before a RELOAD runs again, so that each run ends as many.
+	leased := 0
+	takeLeases := func() error {
 		spec := store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}
-		return parallel(5000, func(int) error { _, err := s.ReadLeased(ctx, "big", store.First, 1, spec, 0); return err })
-	}, nil)
+		err := parallel(guardLeasesTaken, func(int) error { _, err := s.ReadLeased(ctx, "big", store.First, 1, spec, 0); return err })
+		if err == nil {
+			leased += guardLeasesTaken
+		}
+		return err
+	}
+	step("leases taken", takeLeases, nil)
 	dead := store.DeadLetterList("big")
 	// deadBefore is the dead-letter list's length before the leases were held: read then, since
 	// the expiry may begin before the step does.
@@ -301,11 +309,16 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 		return err
 	}, nil)
 	step("RELOAD", func() error {
-		if _, err := s.Reload(ctx, "big", lines, ""); err != nil {
+		ended, err := s.Reload(ctx, "big", lines, "")
+		if err != nil {
 			return err
 		}
+		if ended != leased {
+			return fmt.Errorf("RELOAD ended %d leases, want the %d held", ended, leased)
+		}
+		leased = 0
 		return collected()
-	}, nil)
+	}, takeLeases)
 	step("RESET", func() error {
 		for _, name := range []string{"big", dead} {
 			if _, err := s.Reset(ctx, name); err != nil {
@@ -361,6 +374,10 @@ func expiryState(srv *redistest.Server, prefix, name string) string {
 	}
 	return strings.Join(state, ", ")
 }
+
+// guardLeasesTaken is how many leases a run of the guard's "leases taken" step takes, which the
+// expiry step leaves held and RELOAD ends.
+const guardLeasesTaken = 5000
 
 // guardRuns is how many times a step runs at most while the store sends a command over the
 // bound: a machine busy with other work can stall a few commands of every run of a step.
