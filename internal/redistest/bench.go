@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,23 +25,24 @@ func (s *Server) Reads(t testing.TB) float64 {
 	return s.info(t, "stats", "total_reads_processed")
 }
 
-// info is the sum of fields of an INFO section.
+// info is the sum of fields of an INFO section, each of which the server must report.
 func (s *Server) info(t testing.TB, section string, fields ...string) float64 {
 	t.Helper()
-	reply, err := s.Do("INFO", section)
+	all, text, err := infoFields(s, section)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, _ := reply.(string)
 	var total float64
-	for _, line := range strings.Split(text, "\r\n") {
-		if k, v, _ := strings.Cut(line, ":"); slices.Contains(fields, k) {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				t.Fatalf("INFO %s %q: %v", section, line, err)
-			}
-			total += f
+	for _, field := range fields {
+		v, ok := all[field]
+		if !ok {
+			t.Fatalf("INFO %s has no %s:\n%s", section, field, text)
 		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("INFO %s %s:%s: %v", section, field, v, err)
+		}
+		total += f
 	}
 	return total
 }

@@ -492,23 +492,38 @@ func waitFor(t testing.TB, what string, cond func() error) {
 	})
 }
 
-// infoHas checks that INFO section (CLUSTER INFO for "cluster") of s has the line want.
+// infoHas checks that INFO section (CLUSTER INFO for "cluster") of s has the line want, a
+// field and its value ("master_link_status:up").
 func infoHas(s *Server, section, want string) error {
+	fields, text, err := infoFields(s, section)
+	if err != nil {
+		return err
+	}
+	if field, value, _ := strings.Cut(want, ":"); fields[field] == value {
+		return nil
+	}
+	return fmt.Errorf("INFO %s has no %s:\n%s", section, want, text)
+}
+
+// infoFields is the fields of INFO section (CLUSTER INFO for "cluster") of s, by name, and the
+// reply's text.
+func infoFields(s *Server, section string) (map[string]string, string, error) {
 	args := []string{"INFO", section}
 	if section == "cluster" {
 		args = []string{"CLUSTER", "INFO"}
 	}
 	reply, err := s.Do(args...)
 	if err != nil {
-		return err
+		return nil, "", err
 	}
 	text, _ := reply.(string)
+	fields := map[string]string{}
 	for _, line := range strings.Split(text, "\r\n") {
-		if line == want {
-			return nil
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[k] = v
 		}
 	}
-	return fmt.Errorf("%s has no %s:\n%s", strings.Join(args, " "), want, text)
+	return fields, text, nil
 }
 
 // Error is an error reply of Redis, such as "NOAUTH Authentication required.".

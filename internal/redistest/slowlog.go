@@ -95,15 +95,14 @@ func (c CommandStat) UsecPerCall() float64 {
 // them (CONFIG RESETSTAT), so that the next call tells what ran in between.
 func (s *Server) CommandStats(t testing.TB) map[string]CommandStat {
 	t.Helper()
-	reply, err := s.Do("INFO", "commandstats")
+	all, _, err := infoFields(s, "commandstats")
 	if err != nil {
 		t.Fatalf("INFO commandstats: %v", err)
 	}
-	info, _ := reply.(string)
 	stats := map[string]CommandStat{}
-	for _, line := range strings.Split(info, "\r\n") {
-		name, fields, ok := strings.Cut(strings.TrimPrefix(line, "cmdstat_"), ":")
-		if !ok || name == line {
+	for field, fields := range all {
+		name, ok := strings.CutPrefix(field, "cmdstat_")
+		if !ok {
 			continue
 		}
 		var c CommandStat

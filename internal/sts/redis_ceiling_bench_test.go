@@ -23,9 +23,11 @@ import (
 // ceilingRounds rounds. Metrics: "x-lpop-http", the table server's rate over the ceiling's (aim
 // ≥ 0.85); "x-redis-benchmark"; and the allocations per request of each ("sts-allocs/req",
 // "lpop-http-allocs/req", "memory-allocs/req"), which count the load generator's too, the same
-// for all three: their differences are the servers'; and the requests each of the two Redis
-// servers answered per read Redis made of its connections ("sts-req/redis-read",
-// "lpop-http-req/redis-read"): a round trip costs Redis some twenty LPOPs (redistest.BenchmarkRoundTrip).
+// for all three: their differences are the servers'; the requests each of the two Redis servers
+// answered per read Redis made of its connections ("sts-req/redis-read",
+// "lpop-http-req/redis-read"), which counts the other work of the servers meanwhile too (their
+// health checks, the table server's loops), a few reads a second; and the READs of a script
+// ("sts-reads/script"). What a round trip costs Redis: redistest.BenchmarkRoundTrip.
 func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 	rig := startRedisRig(b)
 	ts := rig.server(b)
@@ -39,14 +41,14 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 		b.Fatal(err)
 	}
 	const read = "/sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE"
-	var sts, lpop, memRate, bench, stsAllocs, lpopAllocs, memAllocs, stsTrips, lpopTrips float64
+	var sts, lpop, memRate, bench, stsAllocs, lpopAllocs, memAllocs, stsReads, lpopReads, stsScripts float64
 	servers := []struct {
-		url                 string
-		rate, allocs, trips *float64 // trips: nil for the memory backend
+		url                               string
+		rate, allocs, redisReads, scripts *float64 // nil: not counted
 	}{
-		{startLPOPHandler(b, ts, rig.redis.URL(), "plain", lines), &lpop, &lpopAllocs, &lpopTrips},
-		{ts.base + read, &sts, &stsAllocs, &stsTrips},
-		{mem.base + read, &memRate, &memAllocs, nil},
+		{startLPOPHandler(b, ts, rig.redis.URL(), "plain", lines), &lpop, &lpopAllocs, &lpopReads, nil},
+		{ts.base + read, &sts, &stsAllocs, &stsReads, &stsScripts},
+		{mem.base + read, &memRate, &memAllocs, nil, nil},
 	}
 	const lpops = 20_000
 	b.ResetTimer()
@@ -54,11 +56,15 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 		bench += rig.redis.BenchmarkLPOP(b, benchConns, lpops)
 		for i := range servers {
 			s := servers[(round+i)%len(servers)]
-			trips := rig.redis.Reads(b)
+			rig.redis.CommandStats(b) // resets INFO stats' counts too: read Reads after
+			redisReads := rig.redis.Reads(b)
 			rate, allocs := allocsPerRequest(func() float64 { return requestsPerSecond(b, client, s.url, n, lineBody) }, n)
 			*s.rate, *s.allocs = *s.rate+rate, *s.allocs+allocs
-			if s.trips != nil {
-				*s.trips += rig.redis.Reads(b) - trips
+			if s.redisReads != nil {
+				*s.redisReads += rig.redis.Reads(b) - redisReads
+			}
+			if s.scripts != nil {
+				*s.scripts += float64(rig.redis.CommandStats(b)["evalsha"].Calls)
 			}
 		}
 	}
@@ -72,23 +78,23 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 	b.ReportMetric(stsAllocs/ceilingRounds, "sts-allocs/req")
 	b.ReportMetric(lpopAllocs/ceilingRounds, "lpop-http-allocs/req")
 	b.ReportMetric(memAllocs/ceilingRounds, "memory-allocs/req")
-	b.ReportMetric(ceilingRounds*float64(n)/stsTrips, "sts-req/redis-read")
-	b.ReportMetric(ceilingRounds*float64(n)/lpopTrips, "lpop-http-req/redis-read")
+	b.ReportMetric(ceilingRounds*float64(n)/stsReads, "sts-req/redis-read")
+	b.ReportMetric(ceilingRounds*float64(n)/lpopReads, "lpop-http-req/redis-read")
+	b.ReportMetric(ceilingRounds*float64(n)/stsScripts, "sts-reads/script")
 }
 
 // A round of BenchmarkRedisReadFirstVsLPOPHandler runs ceilingRequests requests (or b.N) on each
 // server, half a second or more: on a machine whose speed swings from one moment to the next,
-// shorter runs measured the swings more than the servers (5 000 requests gave 0.63 to 0.92 for
-// one binary). Each round starts with the next server, so that none always runs after the same
-// one.
+// shorter runs measured the swings more than the servers. Each round starts with the next server,
+// so that none always runs after the same one.
 const (
 	ceilingRounds   = 6
 	ceilingRequests = 20_000
 )
 
 // TestLPOPHandlerAnswersAsReadDoes keeps the ceiling of BenchmarkRedisReadFirstVsLPOPHandler
-// honest: its answer to a request is READ's, byte for byte but for the Date header, so that the
-// benchmark's clients read the same bytes from both.
+// honest: its answer to a request is READ's, the same status, headers (but Date) and body, so
+// that the benchmark's clients read as much from both.
 func TestLPOPHandlerAnswersAsReadDoes(t *testing.T) {
 	rig := startRedisRig(t)
 	ts := rig.server(t)
@@ -131,9 +137,9 @@ func memoryServer(b *testing.B) *testServer {
 }
 
 // startLPOPHandler fills the plain LIST key with lines and serves, from a bare net/http handler,
-// one LPOP of it per request, answered as READ answers a line (the same bytes: the headers the
-// protocol asks for are written by ts's own writer, TestLPOPHandlerAnswersAsReadDoes): the
-// ceiling of READ FIRST on Redis. Its client is the Redis backend's, with the same settings.
+// one LPOP of it per request, answered as READ answers a line (its headers and body written as
+// ts's handler and writer write them, TestLPOPHandlerAnswersAsReadDoes): the ceiling of READ
+// FIRST on Redis. Its client is the Redis backend's, with the same settings.
 func startLPOPHandler(tb testing.TB, ts *testServer, url, key string, lines []string) string {
 	tb.Helper()
 	conn, err := redisstore.Connection{URL: url}.Client()

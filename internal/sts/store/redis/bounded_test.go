@@ -250,6 +250,7 @@ func everyCommandAtScale(t testing.TB, sc guardScale, report func(step string, s
 
 	// leased is how many leases takeLeases took that RELOAD has not ended: RELOAD ends them all,
 	// and takeLeases takes them again before a RELOAD runs again, so that each run ends as many.
+	// Reload counts the lines the leases held: one each here.
 	leased := 0
 	takeLeases := func() error {
 		spec := store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}

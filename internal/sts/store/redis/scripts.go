@@ -903,7 +903,7 @@ end
 // and for two reads of one request, the second of which must recall the first's answer.
 var scriptReadBatch = prelude + `
 open()
-local head = sized(list, 'list')
+local headLength = sized(list, 'list')
 sized(chunks, 'list')
 -- Most lists have none of these keys: one EXISTS of them all spares a command for each.
 local returned = 0
@@ -984,7 +984,7 @@ if once then
     known[i] = earlier(i)
     if not known[i] then lines = lines + ns[i] end
   end
-  if lines > 0 and exists() and lines <= head + restOf() then
+  if lines > 0 and exists() and lines <= headLength + restOf() then
     local all = pos == 'F' and popFront(lines, false) or popBack(lines, false)
     settle(all)
     local from = 0
