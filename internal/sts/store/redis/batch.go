@@ -168,6 +168,20 @@ func (b *readBatches) handOff(e batchKey) *batchedRead {
 
 // sendBatch runs scriptReadBatch for batch and gives each read its answer.
 func (s *Store) sendBatch(ctx context.Context, k keys, e batchKey, batch []*batchedRead) {
+	replies, err := s.eval(ctx, readBatchScript, true, s.batchArgs(k, e, batch))
+	if err == nil {
+		err = s.answer(batch, replies)
+	}
+	if err != nil {
+		for _, m := range batch {
+			m.lines, m.err = nil, err
+		}
+	}
+}
+
+// batchArgs returns the command that runs scriptReadBatch for batch, its first two places (the
+// command's name and the script) left for eval.
+func (s *Store) batchArgs(k keys, e batchKey, batch []*batchedRead) []any {
 	argv := make([]any, 5, 5+len(batch)+5+4*len(batch))
 	argv[3], argv[4] = k.boxed, k.boxed
 	own := make([]any, 0, 3*len(batch))
@@ -182,24 +196,19 @@ func (s *Store) sendBatch(ctx context.Context, k keys, e batchKey, batch []*batc
 		own = appendFractions(own, e.pos, m.n)
 	}
 	argv[2] = len(argv) - 3
-	argv = append(append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep)), own...)
-	replies, err := s.eval(ctx, readBatchScript, true, argv)
-	if err == nil {
-		err = s.answer(batch, replies)
-	}
-	if err != nil {
-		for _, m := range batch {
-			m.lines, m.err = nil, err
-		}
-	}
+	return append(append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep)), own...)
 }
 
-// answer gives each read of batch its answer from the batch script's flat reply: status 0, a
-// count and the lines; 1 or 2; 3 and the list's length; or an error of its own.
+// answer gives each read of batch its answer from the batch script's reply: plainReply and the
+// lines of all (plainRead), or a flat reply of each read's answer in turn: status 0, a count and
+// the lines; 1 or 2; 3 and the list's length; or an error of its own.
 func (s *Store) answer(batch []*batchedRead, reply []any) error {
 	most := 0
 	for _, m := range batch {
 		most += m.n
+	}
+	if len(reply) > 0 && reply[0] == any(int64(plainReply)) {
+		return sharePlain(batch, reply[1:], most)
 	}
 	// One array for the lines of all: each read's are a slice of it, capped at their end.
 	texts, at := make([]string, 0, most), 0
@@ -245,6 +254,23 @@ func (s *Store) answer(batch []*batchedRead, reply []any) error {
 	}
 	if at != len(reply) {
 		return fmt.Errorf("redis: a batch of %d reads left %d values of its reply unread", len(batch), len(reply)-at)
+	}
+	return nil
+}
+
+// sharePlain gives each read of batch its lines, in order, from the most lines of plainRead's
+// reply.
+func sharePlain(batch []*batchedRead, lines []any, most int) error {
+	if len(lines) != most {
+		return fmt.Errorf("redis: a batch of %d lines was answered %d", most, len(lines))
+	}
+	texts := make([]string, most)
+	for i, v := range lines {
+		texts[i], _ = v.(string)
+	}
+	at := 0
+	for _, m := range batch {
+		m.lines, at = texts[at:at+m.n:at+m.n], at+m.n
 	}
 	return nil
 }

@@ -1,0 +1,217 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sts-operator/sts-operator/internal/redistest"
+	"github.com/sts-operator/sts-operator/internal/sts/store"
+)
+
+// TestPlainReadDoesWhatTheBatchScriptDoes runs a batch of reads on each state of a list twice
+// from the same keys: by scriptReadBatch, whose shortcut plainRead answers the plain batches,
+// and by the batch script without it (readBatch). The two must give each read the same answer
+// and leave the same keys, value for value; and the shortcut must answer the plain batches and
+// no other, so that neither half of the comparison goes untested.
+func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	full := newScript(readBatch)
+	// where is the script and line a Redis error names, which differ between the two.
+	where := regexp.MustCompile(` script: [0-9a-f]+, on @user_script:[0-9]+\.$`)
+	hour := store.LeaseSpec{TTL: time.Hour}
+	lines := func(n int) []string {
+		l := make([]string, n)
+		for i := range l {
+			l[i] = fmt.Sprintf("l%04d", i)
+		}
+		return l
+	}
+	loaded := func(n int) func(*testing.T, *Store) {
+		return func(t *testing.T, s *Store) {
+			if err := s.Replace(ctx, "q", lines(n), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	then := func(first func(*testing.T, *Store), next ...func(*Store) error) func(*testing.T, *Store) {
+		return func(t *testing.T, s *Store) {
+			first(t, s)
+			for _, step := range next {
+				if err := step(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	overwritten := func(suffix string) func(*Store) error {
+		return func(s *Store) error {
+			key := s.keysOf("q").list + suffix
+			return s.client.Set(ctx, key, "not sts's", 0).Err()
+		}
+	}
+	lease := func(spec store.LeaseSpec, release bool) func(*Store) error {
+		return func(s *Store) error {
+			l, err := s.ReadLeased(ctx, "q", store.First, 1, spec, 0)
+			if err != nil || !release {
+				return err
+			}
+			return s.Release(ctx, store.LeaseRef{ID: l.ID}, store.Last)
+		}
+	}
+	// moved waits for the line on its way to the dead letters to get there (lease.go).
+	moved := func(s *Store) error {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			if n, err := s.client.Exists(ctx, s.keysOf("q").list+":dead").Result(); err != nil || n == 0 {
+				return err
+			}
+			if time.Now().After(deadline) {
+				return errors.New("the line never left for the dead letters")
+			}
+		}
+	}
+	// built waits for the unique index's build and its garbage collection, which run in the
+	// background (inBackground).
+	built := func(s *Store) error {
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			s.buildingMu.Lock()
+			jobs := len(s.building)
+			s.buildingMu.Unlock()
+			if jobs == 0 {
+				return nil
+			}
+			if time.Now().After(deadline) {
+				return errors.New("the unique index was never built")
+			}
+		}
+	}
+	plain := []int{1, 1, 3}
+	for _, c := range []struct {
+		name  string
+		state func(*testing.T, *Store)
+		pos   store.Position
+		keep  bool
+		n     []int    // each read's lines
+		ids   []string // each read's request id ("" for none); nil for none at all
+		plain bool     // the shortcut answers
+	}{
+		{name: "FIRST", state: loaded(100), pos: store.First, n: plain, plain: true},
+		{name: "LAST", state: loaded(100), pos: store.Last, n: plain, plain: true},
+		{name: "FIRST, the head followed by chunks", state: loaded(1200), pos: store.First, n: plain, plain: true},
+		{name: "FIRST that empties the head", state: loaded(1200), pos: store.First, n: []int{chunkLines}},
+		{name: "LAST, from the last chunk", state: loaded(1200), pos: store.Last, n: plain},
+		{name: "FIRST, KEEP=TRUE", state: loaded(100), pos: store.First, keep: true, n: plain},
+		{name: "LAST, KEEP=TRUE", state: loaded(100), pos: store.Last, keep: true, n: plain},
+		{name: "RANDOM", state: loaded(100), pos: store.Random, n: plain},
+		{name: "a request id", state: loaded(100), pos: store.First, n: plain, ids: []string{"", "r", ""}},
+		{name: "a unique index", state: then(loaded(100), func(s *Store) error { return s.Add(ctx, "q", "u", store.Last, true) }, built), pos: store.First, n: plain},
+		{name: "a lease running", state: then(loaded(100), lease(hour, false)), pos: store.First, n: plain},
+		{name: "a line given back", state: then(loaded(100), lease(hour, true)), pos: store.First, n: plain},
+		{name: "a line gone to the dead letters", state: then(loaded(100), lease(store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}, true), moved), pos: store.First, n: plain, plain: true},
+		{name: "not loaded", state: func(*testing.T, *Store) {}, pos: store.First, n: plain},
+		{name: "empty", state: loaded(0), pos: store.First, n: plain},
+		{name: "as long as the batch", state: loaded(5), pos: store.Last, n: plain},
+		{name: "shorter than the batch", state: loaded(3), pos: store.First, n: plain},
+		{name: "its head of another type", state: then(loaded(100), func(s *Store) error {
+			return s.client.Del(ctx, s.keysOf("q").list).Err()
+		}, overwritten("")), pos: store.First, n: plain},
+		{name: "its chunk directory of another type", state: then(loaded(100), overwritten(":chunks")), pos: store.First, n: plain},
+		{name: "its meta hash of another type", state: then(loaded(100), overwritten(":meta")), pos: store.First, n: plain},
+		{name: "its dead letters of another type", state: then(loaded(100), overwritten(":dead")), pos: store.Last, n: plain},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prefix := newPrefix()
+			s := open(t, Connection{URL: srv.URL()}, prefix, store.Limits{})
+			c.state(t, s)
+			// The list's keys and the requests' outcomes: the scripts write no others, and the
+			// store's housekeeping (lease.go) writes others meanwhile.
+			keys := []string{prefix + "{q}*", prefix + "outcome:*"}
+			before := dumpKeys(t, s, keys)
+			batch := func() []*batchedRead {
+				b := make([]*batchedRead, len(c.n))
+				for i, n := range c.n {
+					b[i] = &batchedRead{ctx: ctx, n: n}
+					if c.ids != nil && c.ids[i] != "" {
+						b[i].r = &store.Request{ID: c.ids[i], Fingerprint: []byte("READ q"), Window: time.Minute}
+					}
+				}
+				return b
+			}
+			k := s.keysOf("q")
+			args := s.batchArgs(k, batchKey{name: "q", pos: c.pos, keep: c.keep}, batch())
+			run := func(sc *luaScript) (answers []string, after map[string]string, plain bool) {
+				reply, err := s.eval(ctx, sc, true, slices.Clone(args))
+				b := batch()
+				if err == nil {
+					plain = len(reply) > 0 && reply[0] == any(int64(plainReply))
+					err = s.answer(b, reply)
+				}
+				for _, m := range b {
+					answers = append(answers, fmt.Sprintf("%q %s", m.lines, where.ReplaceAllString(fmt.Sprint(m.err), "")))
+				}
+				return append(answers, where.ReplaceAllString(fmt.Sprint(err), "")), dumpKeys(t, s, keys), plain
+			}
+			// Each from the keys restored, which DUMP then serializes alike when they hold the
+			// same (a key restored may be encoded otherwise than the one dumped).
+			restoreKeys(t, s, keys, before)
+			answers, after, shortcut := run(readBatchScript)
+			restoreKeys(t, s, keys, before)
+			wantAnswers, wantAfter, _ := run(full)
+			if shortcut != c.plain {
+				t.Errorf("the shortcut answered: %v, want %v", shortcut, c.plain)
+			}
+			if !slices.Equal(answers, wantAnswers) {
+				t.Errorf("answers %q, the batch script's %q", answers, wantAnswers)
+			}
+			if !maps.Equal(after, wantAfter) {
+				t.Errorf("it left keys %v, the batch script %v", slices.Sorted(maps.Keys(after)), slices.Sorted(maps.Keys(wantAfter)))
+			}
+			if maps.Equal(after, before) && c.plain {
+				t.Error("the batch changed nothing")
+			}
+		})
+	}
+}
+
+// dumpKeys returns every key that matches one of patterns, with its value as DUMP serializes it.
+func dumpKeys(t *testing.T, s *Store, patterns []string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	dumps := map[string]string{}
+	for _, pattern := range patterns {
+		iter := s.client.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			v, err := s.client.Dump(ctx, iter.Val()).Result()
+			if err != nil {
+				t.Fatalf("DUMP %s: %v", iter.Val(), err)
+			}
+			dumps[iter.Val()] = v
+		}
+		if err := iter.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dumps
+}
+
+// restoreKeys makes the keys that match patterns those of dumps (dumpKeys), without expiry.
+func restoreKeys(t *testing.T, s *Store, patterns []string, dumps map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	for key := range dumpKeys(t, s, patterns) {
+		if err := s.client.Del(ctx, key).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for key, v := range dumps {
+		if err := s.client.Restore(ctx, key, 0, v).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
