@@ -91,7 +91,7 @@ func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
 			}
 		}
 	}
-	plain := []int{1, 1, 3}
+	three := []int{1, 1, 3} // a batch of three reads, of five lines
 	for _, c := range []struct {
 		name  string
 		state func(*testing.T, *Store)
@@ -101,29 +101,29 @@ func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
 		ids   []string // each read's request id ("" for none); nil for none at all
 		plain bool     // the shortcut answers
 	}{
-		{name: "FIRST", state: loaded(100), pos: store.First, n: plain, plain: true},
-		{name: "LAST", state: loaded(100), pos: store.Last, n: plain, plain: true},
-		{name: "FIRST, the head followed by chunks", state: loaded(1200), pos: store.First, n: plain, plain: true},
-		{name: "FIRST that empties the head", state: loaded(1200), pos: store.First, n: []int{chunkLines}},
-		{name: "LAST, from the last chunk", state: loaded(1200), pos: store.Last, n: plain},
-		{name: "FIRST, KEEP=TRUE", state: loaded(100), pos: store.First, keep: true, n: plain},
-		{name: "LAST, KEEP=TRUE", state: loaded(100), pos: store.Last, keep: true, n: plain},
-		{name: "RANDOM", state: loaded(100), pos: store.Random, n: plain},
-		{name: "a request id", state: loaded(100), pos: store.First, n: plain, ids: []string{"", "r", ""}},
-		{name: "a unique index", state: then(loaded(100), func(s *Store) error { return s.Add(ctx, "q", "u", store.Last, true) }, built), pos: store.First, n: plain},
-		{name: "a lease running", state: then(loaded(100), lease(hour, false)), pos: store.First, n: plain},
-		{name: "a line given back", state: then(loaded(100), lease(hour, true)), pos: store.First, n: plain},
-		{name: "a line gone to the dead letters", state: then(loaded(100), lease(store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}, true), moved), pos: store.First, n: plain, plain: true},
-		{name: "not loaded", state: func(*testing.T, *Store) {}, pos: store.First, n: plain},
-		{name: "empty", state: loaded(0), pos: store.First, n: plain},
-		{name: "as long as the batch", state: loaded(5), pos: store.Last, n: plain},
-		{name: "shorter than the batch", state: loaded(3), pos: store.First, n: plain},
+		{name: "FIRST", state: loaded(100), pos: store.First, n: three, plain: true},
+		{name: "LAST", state: loaded(100), pos: store.Last, n: three, plain: true},
+		{name: "FIRST, the head followed by chunks", state: loaded(1200), pos: store.First, n: three, plain: true},
+		{name: "FIRST that empties the head", state: loaded(1200), pos: store.First, n: []int{chunkLines - 1, 1}},
+		{name: "LAST, from the last chunk", state: loaded(1200), pos: store.Last, n: three},
+		{name: "FIRST, KEEP=TRUE", state: loaded(100), pos: store.First, keep: true, n: three},
+		{name: "LAST, KEEP=TRUE", state: loaded(100), pos: store.Last, keep: true, n: three},
+		{name: "RANDOM", state: loaded(100), pos: store.Random, n: three},
+		{name: "a request id", state: loaded(100), pos: store.First, n: three, ids: []string{"", "r", ""}},
+		{name: "a unique index", state: then(loaded(100), func(s *Store) error { return s.Add(ctx, "q", "u", store.Last, true) }, built), pos: store.First, n: three},
+		{name: "a lease running", state: then(loaded(100), lease(hour, false)), pos: store.First, n: three},
+		{name: "a line given back", state: then(loaded(100), lease(hour, true)), pos: store.First, n: three},
+		{name: "a line gone to the dead letters", state: then(loaded(100), lease(store.LeaseSpec{TTL: time.Hour, MaxDeliveries: 1}, true), moved), pos: store.First, n: three, plain: true},
+		{name: "not loaded", state: func(*testing.T, *Store) {}, pos: store.First, n: three},
+		{name: "empty", state: loaded(0), pos: store.First, n: three},
+		{name: "as long as the batch", state: loaded(5), pos: store.Last, n: three},
+		{name: "shorter than the batch", state: loaded(3), pos: store.First, n: three},
 		{name: "its head of another type", state: then(loaded(100), func(s *Store) error {
 			return s.client.Del(ctx, s.keysOf("q").list).Err()
-		}, overwritten("")), pos: store.First, n: plain},
-		{name: "its chunk directory of another type", state: then(loaded(100), overwritten(":chunks")), pos: store.First, n: plain},
-		{name: "its meta hash of another type", state: then(loaded(100), overwritten(":meta")), pos: store.First, n: plain},
-		{name: "its dead letters of another type", state: then(loaded(100), overwritten(":dead")), pos: store.Last, n: plain},
+		}, overwritten("")), pos: store.First, n: three},
+		{name: "its chunk directory of another type", state: then(loaded(100), overwritten(":chunks")), pos: store.First, n: three},
+		{name: "its meta hash of another type", state: then(loaded(100), overwritten(":meta")), pos: store.First, n: three},
+		{name: "its dead letters of another type", state: then(loaded(100), overwritten(":dead")), pos: store.Last, n: three},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			prefix := newPrefix()
@@ -143,19 +143,23 @@ func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
 				}
 				return b
 			}
+			most := 0
+			for _, n := range c.n {
+				most += n
+			}
 			k := s.keysOf("q")
 			args := s.batchArgs(k, batchKey{name: "q", pos: c.pos, keep: c.keep}, batch())
-			run := func(sc *luaScript) (answers []string, after map[string]string, plain bool) {
+			run := func(sc *luaScript) (answers []string, after map[string]string, short bool) {
 				reply, err := s.eval(ctx, sc, true, slices.Clone(args))
 				b := batch()
 				if err == nil {
-					plain = len(reply) > 0 && reply[0] == any(int64(plainReply))
+					short = plain(b, reply, most)
 					err = s.answer(b, reply)
 				}
 				for _, m := range b {
 					answers = append(answers, fmt.Sprintf("%q %s", m.lines, where.ReplaceAllString(fmt.Sprint(m.err), "")))
 				}
-				return append(answers, where.ReplaceAllString(fmt.Sprint(err), "")), dumpKeys(t, s, keys), plain
+				return append(answers, where.ReplaceAllString(fmt.Sprint(err), "")), dumpKeys(t, s, keys), short
 			}
 			// Each from the keys restored, which DUMP then serializes alike when they hold the
 			// same (a key restored may be encoded otherwise than the one dumped).

@@ -176,6 +176,15 @@ func TestMinReplicasWithoutReplica(t *testing.T) {
 	if err := s.Add(ctx, "l", "x", store.Last, true); !errors.Is(err, store.ErrDuplicate) {
 		t.Errorf("a duplicate Add: %v, want store.ErrDuplicate", err)
 	}
+	// A list of two lines (no unique index), whose read of one line plainRead answers.
+	for _, line := range []string{"x", "y"} {
+		if err := s.Add(ctx, "m", line, store.Last, false); !errors.Is(err, store.ErrNotRecorded) {
+			t.Errorf("Add without a replica: %v, want store.ErrNotRecorded", err)
+		}
+	}
+	if got, err := s.Read(ctx, "m", store.First, 1, false, 0); !errors.Is(err, store.ErrNotRecorded) {
+		t.Errorf("Read without a replica: %q, %v, want store.ErrNotRecorded", got, err)
+	}
 }
 
 // An ACL user: the username and password of Connection replace the URL's, the right pair
