@@ -199,16 +199,12 @@ func (s *Store) batchArgs(k keys, e batchKey, batch []*batchedRead) []any {
 	return append(append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep)), own...)
 }
 
-// answer gives each read of batch its answer from the batch script's flat reply, each read's
-// answer in turn: status 0, a count and the lines; 1 or 2; 3 and the list's length; or an error
-// of its own. Or plainRead's, one answer of all the batch's lines (plain), which it shares out.
+// answer gives each read of batch its answer from the batch script's flat reply: status 0, a
+// count and the lines; 1 or 2; 3 and the list's length; or an error of its own.
 func (s *Store) answer(batch []*batchedRead, reply []any) error {
 	most := 0
 	for _, m := range batch {
 		most += m.n
-	}
-	if plain(batch, reply, most) {
-		return sharePlain(batch, reply[2:], most)
 	}
 	// One array for the lines of all: each read's are a slice of it, capped at their end.
 	texts, at := make([]string, 0, most), 0
@@ -254,26 +250,6 @@ func (s *Store) answer(batch []*batchedRead, reply []any) error {
 	}
 	if at != len(reply) {
 		return fmt.Errorf("redis: a batch of %d reads left %d values of its reply unread", len(batch), len(reply)-at)
-	}
-	return nil
-}
-
-// plain says whether reply answers batch, of most lines, with one answer of them all: plainRead's
-// when batch holds several reads. (The batch script's answer to its first read counts fewer.)
-func plain(batch []*batchedRead, reply []any, most int) bool {
-	return len(batch) > 1 && len(reply) == 2+most && reply[0] == any(int64(0)) && reply[1] == any(int64(most))
-}
-
-// sharePlain gives each read of batch its lines, in order, from the most lines of plainRead's
-// reply.
-func sharePlain(batch []*batchedRead, lines []any, most int) error {
-	texts := make([]string, most)
-	for i, v := range lines {
-		texts[i], _ = v.(string)
-	}
-	at := 0
-	for _, m := range batch {
-		m.lines, at = texts[at:at+m.n:at+m.n], at+m.n
 	}
 	return nil
 }

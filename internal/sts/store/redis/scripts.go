@@ -905,18 +905,16 @@ var scriptReadBatch = plainRead + readBatch
 
 // plainRead answers, before scriptReadBatch's prelude, the batch most reads make: FIRST or LAST
 // with KEEP=FALSE and no request id, of a list whose head holds more lines than the batch takes
-// and which has none of the keys its bookkeeping is for (a unique index or one being built,
-// leases, lines given back, dead letters; for LAST, no chunk after the head). There, the prelude
-// and the batch script do exactly this: read the list's keys (which checks their types), pop the
-// lines in one command and share them out in order. Skipping them spares Redis most of a batch's
-// cost: the closures of some fifty functions and the bookkeeping of each read, which cost several
-// times the commands (BenchmarkReadBatchScript's plain1-us against batch1-us). It replies as the
-// batch script does to one read of all the batch's lines (0, their count, the lines), which the
-// server shares out in order (answer): a status 0, so that a change under MinReplicas waits for
-// the replicas as any other (acknowledged). In any other state, a key of another type included,
-// it has written nothing and leaves the batch to the rest of the script:
-// TestPlainReadDoesWhatTheBatchScriptDoes runs both on each state and compares their answers and
-// what they leave in Redis.
+// and which has none of the keys its bookkeeping is for (a unique index, built or being built;
+// leases; lines given back; lines on their way to the dead letters; for LAST, a chunk after the
+// head). There, the prelude and the batch script do exactly this: read the list's keys (which
+// checks their types), pop the lines in one command and share them out in order; plainRead does
+// it without the closures of the prelude's functions and the reads' bookkeeping, which cost Redis
+// more than the commands (BenchmarkReadBatchScript: plain1-us against batch1-us), and replies
+// what the batch script replies. In any other state, a key of another type included, it has
+// written nothing and leaves the batch to the rest of the script:
+// TestPlainReadDoesWhatTheBatchScriptDoes runs both on each state and compares their replies
+// and what they leave in Redis.
 var plainRead = `
 do
   local pos, total = ARGV[4], 0
@@ -936,15 +934,20 @@ do
       and type(chunks) == 'number' and (pos == 'F' or chunks == 0)
       and redis.call('EXISTS', list .. ':dead', list .. ':unique', list .. ':leases', list .. ':returns') == 0 then
       local lines = redis.call(pos == 'F' and 'LPOP' or 'RPOP', list, total)
-      table.insert(lines, 1, total)
-      table.insert(lines, 1, 0)
-      return lines
+      local out, o, from = {}, 0, 0
+      for a = 6, #ARGV, 2 do
+        local n = tonumber(ARGV[a])
+        out[o + 1], out[o + 2] = 0, n
+        for j = 1, n do out[o + 2 + j] = lines[from + j] end
+        o, from = o + 2 + n, from + n
+      end
+      return out
     end
   end
 end
 `
 
-// readBatch is scriptReadBatch but its shortcut, plainRead.
+// readBatch is scriptReadBatch without its shortcut, plainRead.
 var readBatch = prelude + `
 open()
 local headLength = sized(list, 'list')
