@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sts-operator/sts-operator/internal/redistest"
 	"github.com/sts-operator/sts-operator/internal/sts/store"
+	"github.com/sts-operator/sts-operator/internal/testutil"
 )
 
 // TestPlainReadDoesWhatTheBatchScriptDoes runs a batch of reads on each state of a list twice
@@ -29,74 +29,54 @@ func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
 	// where is the script and line a Redis error names, which differ between the two.
 	where := regexp.MustCompile(` script: [0-9a-f]+, on @user_script:[0-9]+\.$`)
 	hour := store.LeaseSpec{TTL: time.Hour}
-	lines := func(n int) []string {
-		l := make([]string, n)
-		for i := range l {
-			l[i] = fmt.Sprintf("l%04d", i)
-		}
-		return l
-	}
-	loaded := func(n int) func(*testing.T, *Store) {
+	// A state is steps, each of which fails t itself.
+	type step = func(*testing.T, *Store)
+	then := func(steps ...step) step {
 		return func(t *testing.T, s *Store) {
-			if err := s.Replace(ctx, "q", lines(n), ""); err != nil {
-				t.Fatal(err)
+			for _, st := range steps {
+				st(t, s)
 			}
 		}
 	}
-	then := func(first func(*testing.T, *Store), next ...func(*Store) error) func(*testing.T, *Store) {
+	loaded := func(n int) step {
+		return func(t *testing.T, s *Store) { must(t, s.Replace(ctx, "q", testutil.Numbered("l", n), "")) }
+	}
+	overwritten := func(suffix string) step {
 		return func(t *testing.T, s *Store) {
-			first(t, s)
-			for _, step := range next {
-				if err := step(s); err != nil {
-					t.Fatal(err)
-				}
-			}
+			must(t, s.client.Set(ctx, s.keysOf("q").list+suffix, "not sts's", 0).Err())
 		}
 	}
-	overwritten := func(suffix string) func(*Store) error {
-		return func(s *Store) error {
-			key := s.keysOf("q").list + suffix
-			return s.client.Set(ctx, key, "not sts's", 0).Err()
-		}
-	}
-	lease := func(spec store.LeaseSpec, release bool) func(*Store) error {
-		return func(s *Store) error {
+	lease := func(spec store.LeaseSpec, release bool) step {
+		return func(t *testing.T, s *Store) {
 			l, err := s.ReadLeased(ctx, "q", store.First, 1, spec, 0)
-			if err != nil || !release {
-				return err
+			must(t, err)
+			if release {
+				must(t, s.Release(ctx, store.LeaseRef{ID: l.ID}, store.First)) // the line the batch reads first
 			}
-			return s.Release(ctx, store.LeaseRef{ID: l.ID}, store.First) // the line the batch reads first
 		}
 	}
-	// built waits for the unique index's build and its garbage collection, which run in the
-	// background (inBackground).
-	built := func(s *Store) error {
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	unique := func(t *testing.T, s *Store) {
+		must(t, s.Add(ctx, "q", "u", store.Last, true))
+		// The build and its garbage collection run in the background (inBackground).
+		testutil.Until(t, 5*time.Second, time.Millisecond, "the unique index to be built", func() bool {
 			s.buildingMu.Lock()
-			jobs := len(s.building)
-			s.buildingMu.Unlock()
-			if jobs == 0 {
-				return nil
-			}
-			if time.Now().After(deadline) {
-				return errors.New("the unique index was never built")
-			}
-		}
+			defer s.buildingMu.Unlock()
+			return len(s.building) == 0
+		})
 	}
 	// building starts a unique index's build and leaves it halfway: the head counted, the chunks
 	// not yet.
-	building := func(s *Store) error {
+	building := func(t *testing.T, s *Store) {
 		for range 3 {
 			if built, err := s.indexStep(ctx, "q"); err != nil || built {
-				return fmt.Errorf("a step of the build: built %v, %v", built, err)
+				t.Fatalf("a step of the build: built %v, %v", built, err)
 			}
 		}
-		return nil
 	}
 	three := []int{1, 1, 3} // a batch of three reads, of five lines
 	for _, c := range []struct {
 		name  string
-		state func(*testing.T, *Store)
+		state step
 		pos   store.Position
 		keep  bool
 		n     []int    // each read's lines
@@ -114,7 +94,7 @@ func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
 		{name: "LAST, KEEP=TRUE", state: loaded(100), pos: store.Last, keep: true, n: three},
 		{name: "RANDOM", state: loaded(100), pos: store.Random, n: three},
 		{name: "a request id", state: loaded(100), pos: store.First, n: three, ids: []string{"", "r", ""}},
-		{name: "a unique index", state: then(loaded(100), func(s *Store) error { return s.Add(ctx, "q", "u", store.Last, true) }, built), pos: store.First, n: three},
+		{name: "a unique index", state: then(loaded(100), unique), pos: store.First, n: three},
 		{name: "a unique index being built", state: then(loaded(2000), building), pos: store.First, n: three},
 		{name: "a lease running", state: then(loaded(100), lease(hour, false)), pos: store.First, n: three},
 		{name: "a line given back", state: then(loaded(100), lease(hour, true)), pos: store.First, n: three},
@@ -122,8 +102,8 @@ func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
 		{name: "empty", state: loaded(0), pos: store.First, n: three},
 		{name: "as long as the batch", state: loaded(5), pos: store.Last, n: three},
 		{name: "shorter than the batch", state: loaded(3), pos: store.First, n: three},
-		{name: "its head of another type", state: then(loaded(100), func(s *Store) error {
-			return s.client.Del(ctx, s.keysOf("q").list).Err()
+		{name: "its head of another type", state: then(loaded(100), func(t *testing.T, s *Store) {
+			must(t, s.client.Del(ctx, s.keysOf("q").list).Err())
 		}, overwritten("")), pos: store.First, n: three},
 		{name: "its chunk directory of another type", state: then(loaded(100), overwritten(":chunks")), pos: store.First, n: three},
 		{name: "its meta hash of another type", state: then(loaded(100), overwritten(":meta")), pos: store.First, n: three},
