@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store"
@@ -38,7 +39,7 @@ type batchedRead struct {
 	lines []string
 	err   error
 	ready chan struct{}  // signalled once answered, or once this read leads batch (its buffer of 1 holds the signal)
-	batch []*batchedRead // the batch this read sends, itself first, when it leads (readBatches.mu)
+	batch []*batchedRead // the batch this read sends, itself first, when it leads (readBatches.mu); its array is kept for the next use
 	sent  bool           // taken into a batch: it is answered, whatever its context (readBatches.mu)
 }
 
@@ -49,18 +50,20 @@ type readBatches struct {
 	queued map[batchKey][]*batchedRead
 }
 
-// idleReads recycles batchedReads and their channels, which every READ on Redis would allocate.
+// idleReads recycles batchedReads, their channels and their batches' arrays, which every READ
+// on Redis would allocate.
 var idleReads = sync.Pool{New: func() any { return &batchedRead{ready: make(chan struct{}, 1)} }}
 
 // readBatched reads n lines of list k at end e under request r, in a batch of e.
 func (s *Store) readBatched(ctx context.Context, k keys, e batchKey, n int, r *store.Request) ([]string, error) {
 	me := idleReads.Get().(*batchedRead)
-	*me = batchedRead{ctx: ctx, n: n, r: r, ready: me.ready}
+	me.ctx, me.n, me.r = ctx, n, r
 	s.readIn(me, k, e)
 	lines, err := me.lines, me.err
 	// Nothing holds me now: the reads it led are answered, the one it followed answered it, and
 	// a read that left the queue was taken out of it.
-	*me = batchedRead{ready: me.ready}
+	clear(me.batch)
+	*me = batchedRead{ready: me.ready, batch: me.batch[:0]}
 	idleReads.Put(me)
 	return lines, err
 }
@@ -73,31 +76,36 @@ func (s *Store) readIn(me *batchedRead, k keys, e batchKey) {
 			me.err = me.ctx.Err()
 			return
 		}
-		if me.batch == nil {
+		if len(me.batch) == 0 {
 			return
 		}
 	}
-	send := me.batch[:0:0]
-	for _, m := range me.batch {
+	// The reads whose clients are gone move last and are not sent, so that no line is taken for
+	// nobody; the others keep their order.
+	sending := 0
+	for i, m := range me.batch {
 		if m.err = m.ctx.Err(); m.err == nil {
-			send = append(send, m)
+			me.batch[i], me.batch[sending] = me.batch[sending], m
+			sending++
 		}
 	}
-	if len(send) > 0 {
-		bctx, cancel := batchContext(me.ctx)
-		s.sendBatch(bctx, k, e, send)
+	if sending > 0 {
+		bctx, cancel := batchContext(me.batch[0].ctx)
+		s.sendBatch(bctx, k, e, me.batch[:sending])
 		cancel()
 	}
 	if next := s.batches.handOff(e); next != nil {
 		next.ready <- struct{}{}
 	}
-	for _, m := range me.batch[1:] {
-		m.ready <- struct{}{}
+	for _, m := range me.batch {
+		if m != me {
+			m.ready <- struct{}{}
+		}
 	}
 }
 
-// batchContext is the context a leader sends its batch with: its own deadline, which the others'
-// are close to, but not its cancellation (a client gone), which is not theirs.
+// batchContext is the context a batch is sent with, from its first read's: its deadline, which
+// the others' are close to, but not its cancellation (a client gone), which is not theirs.
 func batchContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	d, ok := ctx.Deadline()
 	ctx = context.WithoutCancel(ctx)
@@ -121,7 +129,7 @@ func (b *readBatches) join(e batchKey, m *batchedRead) bool {
 		return false
 	}
 	b.queued[e] = nil
-	m.sent, m.batch = true, []*batchedRead{m}
+	m.sent, m.batch = true, append(m.batch, m)
 	return true
 }
 
@@ -161,14 +169,14 @@ func (b *readBatches) handOff(e batchKey) *batchedRead {
 		q[i].sent = true
 		lines += q[i].n
 	}
-	q[0].batch = slices.Clone(q[:i])
+	q[0].batch = append(q[0].batch, q[:i]...)
 	b.queued[e] = q[i:]
 	return q[0]
 }
 
 // sendBatch runs scriptReadBatch for batch and gives each read its answer.
 func (s *Store) sendBatch(ctx context.Context, k keys, e batchKey, batch []*batchedRead) {
-	replies, err := s.eval(ctx, readBatchScript, true, s.batchArgs(k, e, batch))
+	replies, err := s.evalStrings(ctx, readBatchScript, true, s.batchArgs(k, e, batch))
 	if err == nil {
 		err = s.answer(batch, replies)
 	}
@@ -182,35 +190,43 @@ func (s *Store) sendBatch(ctx context.Context, k keys, e batchKey, batch []*batc
 // batchArgs returns the command that runs scriptReadBatch for batch, its first two places (the
 // command's name and the script) left for eval.
 func (s *Store) batchArgs(k keys, e batchKey, batch []*batchedRead) []any {
-	argv := make([]any, 5, 5+len(batch)+5+4*len(batch))
-	argv[3], argv[4] = k.boxed, k.boxed
-	own := make([]any, 0, 3*len(batch))
+	outcomes := 0
+	for _, m := range batch {
+		if m.r != nil {
+			outcomes++
+		}
+	}
+	// One array: the keys (the list's, twice, then each request's outcome key), then the
+	// arguments, each read's among them.
+	argv := make([]any, 5+outcomes, 5+outcomes+5+4*len(batch))
+	argv[2], argv[3], argv[4] = 2+outcomes, k.boxed, k.boxed
+	argv = append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep))
+	key := 5
 	for _, m := range batch {
 		if m.r == nil {
-			own = append(own, m.n, "")
+			argv = append(argv, m.n, "")
 		} else {
 			outcome, window, fingerprint := s.outcomeArgs(k, m.r)
-			argv = append(argv, outcome)
-			own = append(own, m.n, window, fingerprint)
+			argv[key], key = outcome, key+1
+			argv = append(argv, m.n, window, fingerprint)
 		}
-		own = appendFractions(own, e.pos, m.n)
+		argv = appendFractions(argv, e.pos, m.n)
 	}
-	argv[2] = len(argv) - 3
-	return append(append(argv, "", "", s.tombArg, positions[e.pos], flag(e.keep)), own...)
+	return argv
 }
 
 // answer gives each read of batch its answer from the batch script's flat reply: status 0, a
-// count and the lines; 1 or 2; 3 and the list's length; or an error of its own.
-func (s *Store) answer(batch []*batchedRead, reply []any) error {
+// count and the lines; 1 or 2; 3 and the list's length; 4 and an error's text. Each read's lines
+// are a slice of the reply, capped at their end.
+func (s *Store) answer(batch []*batchedRead, reply []string) error {
 	most := 0
 	for _, m := range batch {
 		most += m.n
 	}
-	// One array for the lines of all: each read's are a slice of it, capped at their end.
-	texts, at := make([]string, 0, most), 0
-	next := func() (any, bool) {
+	at, lines := 0, 0
+	next := func() (string, bool) {
 		if at == len(reply) {
-			return nil, false
+			return "", false
 		}
 		at++
 		return reply[at-1], true
@@ -220,30 +236,25 @@ func (s *Store) answer(batch []*batchedRead, reply []any) error {
 		if !ok {
 			return fmt.Errorf("redis: a batch of %d reads had %d answers", len(batch), len(reply))
 		}
-		if err, isErr := v.(error); isErr {
-			m.err = s.failure(err)
-			continue
-		}
-		st, isStatus := v.(int64)
-		if !isStatus {
-			return fmt.Errorf("redis: a read's answer begins with %v", v)
+		st, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("redis: a read's answer begins with %q", v)
 		}
 		switch st {
 		case 0:
 			count, _ := next()
-			n, _ := count.(int64)
-			if n < 0 || int(n) > len(reply)-at || len(texts)+int(n) > most {
-				return fmt.Errorf("redis: a read's answer of %v lines in a reply of %d", count, len(reply))
+			n, err := strconv.Atoi(count)
+			if err != nil || n < 0 || n > len(reply)-at || lines+n > most {
+				return fmt.Errorf("redis: a read's answer of %q lines in a reply of %d", count, len(reply))
 			}
-			from := len(texts)
-			for _, v := range reply[at : at+int(n)] {
-				text, _ := v.(string)
-				texts = append(texts, text)
-			}
-			m.lines, at = texts[from:len(texts):len(texts)], at+int(n)
+			m.lines, at, lines = reply[at:at+n:at+n], at+n, lines+n
 		case 3:
 			have, _ := next()
-			m.err = readFailure(st, have, m.n)
+			n, _ := strconv.ParseInt(have, 10, 64)
+			m.err = readFailure(st, n, m.n)
+		case 4:
+			text, _ := next()
+			m.err = s.failure(scriptError(text))
 		default:
 			m.err = readFailure(st, nil, m.n)
 		}
@@ -253,3 +264,12 @@ func (s *Store) answer(batch []*batchedRead, reply []any) error {
 	}
 	return nil
 }
+
+// scriptError is an error a script replied as text (scriptReadBatch's status 4): Redis' own, as
+// go-redis reads one.
+type scriptError string
+
+func (e scriptError) Error() string { return string(e) }
+
+// RedisError makes scriptError a goredis.Error.
+func (scriptError) RedisError() {}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ type batchRead struct {
 	id     string   // REQUEST_ID, "" for none
 	other  bool     // its id was sent before for another request
 	cancel bool     // its client goes away while it is queued
+	gone   bool     // its client goes away once queued, unseen until the batch is sent (goneUnseen)
 	want   []string // nil: any n lines
 	err    error    // want an error that Is this one instead
 	short  bool     // want a store.ShortListError instead
@@ -65,12 +67,14 @@ func readsInOneBatch(t *testing.T, srv *redistest.Server, s *Store, list string,
 			}
 			ctx = store.WithRequest(ctx, store.Request{ID: r.id, Fingerprint: []byte(fingerprint), Window: time.Minute})
 		}
-		wg.Go(func() { got[i], errs[i] = s.Read(ctx, list, pos, r.n, keep, 0) })
+		unseen := &goneUnseen{Context: ctx}
+		wg.Go(func() { got[i], errs[i] = s.Read(unseen, list, pos, r.n, keep, 0) })
 		// Each read in its place: the first on its way, the others queued in order.
 		if i > 0 {
 			behind++
 		}
 		testutil.Until(t, 5*time.Second, time.Millisecond, "the read to queue", func() bool { return queued() == behind })
+		unseen.gone.Store(r.gone)
 		if r.cancel {
 			cancel()
 			behind--
@@ -98,6 +102,21 @@ func readsInOneBatch(t *testing.T, srv *redistest.Server, s *Store, list string,
 		t.Errorf("%d reads cost %d scripts, want 2 (the first, then the rest in one)", len(reads), scripts)
 	}
 	return got
+}
+
+// goneUnseen is a client's context that, once gone is set, reports Canceled but never closes its
+// Done: a client that went between the moment its read was taken into a batch and the moment the
+// batch is sent, the window held open.
+type goneUnseen struct {
+	context.Context
+	gone atomic.Bool
+}
+
+func (c *goneUnseen) Err() error {
+	if c.gone.Load() {
+		return context.Canceled
+	}
+	return c.Context.Err()
 }
 
 // evalshaCalls is how many scripts Redis ran since its statistics were reset.
@@ -148,6 +167,20 @@ func TestReadsQueuedBehindOneGoInOneBatch(t *testing.T) {
 		}
 		if n, err := s.Length(context.Background(), "q"); err != nil || n != 1200-512 {
 			t.Errorf("length %d, %v; want %d", n, err, 1200-512)
+		}
+	})
+	t.Run("reads whose clients went once taken into the batch: not sent, no line taken for them", func(t *testing.T) {
+		s := open(t, Connection{URL: srv.URL()}, newPrefix(), store.Limits{})
+		l := lines(s, "q", 10)
+		readsInOneBatch(t, srv, s, "q", store.First, false, []batchRead{
+			{n: 1, want: l[0:1]},
+			{n: 1, gone: true, err: context.Canceled}, // the batch's leader
+			{n: 2, want: l[1:3]},
+			{n: 1, gone: true, err: context.Canceled},
+			{n: 1, want: l[3:4]},
+		})
+		if n, err := s.Length(context.Background(), "q"); err != nil || n != 6 {
+			t.Errorf("length %d, %v; want 6", n, err)
 		}
 	})
 	t.Run("a batch longer than the list: each read in turn", func(t *testing.T) {

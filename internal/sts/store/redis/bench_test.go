@@ -158,7 +158,7 @@ func BenchmarkReadBatchScript(b *testing.B) {
 			for i := range batch {
 				batch[i] = &batchedRead{ctx: ctx, n: 1}
 			}
-			reply, err := s.eval(ctx, sc, true, s.batchArgs(k, e, batch))
+			reply, err := s.evalStrings(ctx, sc, true, s.batchArgs(k, e, batch))
 			if err == nil {
 				err = s.answer(batch, reply)
 			}

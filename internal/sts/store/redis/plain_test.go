@@ -132,7 +132,7 @@ func TestPlainReadDoesWhatTheBatchScriptDoes(t *testing.T) {
 				// Each from the keys restored, which DUMP then serializes alike when they hold
 				// the same (a key restored may be encoded otherwise than the one dumped).
 				restoreKeys(t, s, keys, before)
-				r, err := s.eval(ctx, sc, true, slices.Clone(args))
+				r, err := s.evalStrings(ctx, sc, true, slices.Clone(args))
 				return where.ReplaceAllString(fmt.Sprintf("%v %v", r, err), ""), dumpKeys(t, s, keys)
 			}
 			answered, _ := run(probe)

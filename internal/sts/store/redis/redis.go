@@ -285,12 +285,34 @@ func (s *Store) run(ctx context.Context, sc *luaScript, keys []string, changes b
 // changed (a status other than 0: not loaded, empty, duplicate, ...) needs no acknowledgement. A
 // change sent whose reply did not come back may have been made: store.ErrOutcomeUnknown.
 func (s *Store) eval(ctx context.Context, sc *luaScript, changes bool, argv []any) ([]any, error) {
-	reply, err := s.runScript(ctx, sc, changes, argv)
+	cmd, err := runScript(ctx, s, sc, changes, argv, goredis.NewCmd)
+	var reply []any
+	if err == nil {
+		reply, err = cmd.Slice()
+	}
+	return reply, s.evalFailure(err, changes)
+}
+
+// evalStrings is eval for a script whose reply is a flat array of strings and numbers, which
+// go-redis then reads as strings (numbers in decimal) without boxing each into an interface
+// value: scriptReadBatch's, a line each.
+func (s *Store) evalStrings(ctx context.Context, sc *luaScript, changes bool, argv []any) ([]string, error) {
+	cmd, err := runScript(ctx, s, sc, changes, argv, goredis.NewStringSliceCmd)
+	var reply []string
+	if err == nil {
+		reply, err = cmd.Result()
+	}
+	return reply, s.evalFailure(err, changes)
+}
+
+// evalFailure is a script's failure as the store's: a change sent whose reply did not come back
+// is store.ErrOutcomeUnknown.
+func (s *Store) evalFailure(err error, changes bool) error {
 	if err != nil && changes && sent(err) {
 		s.log.Error("Redis did not answer a change, which may have been made", "error", err)
-		return nil, fmt.Errorf("%w: %w", store.ErrOutcomeUnknown, err)
+		return fmt.Errorf("%w: %w", store.ErrOutcomeUnknown, err)
 	}
-	return reply, s.failure(err)
+	return s.failure(err)
 }
 
 // sent reports whether a command that failed with err may have reached Redis and run: anything
@@ -309,36 +331,34 @@ func sent(err error) bool {
 	return true
 }
 
-func (s *Store) runScript(ctx context.Context, sc *luaScript, changes bool, argv []any) ([]any, error) {
+// runScript sends script sc with argv as the command newCmd makes, which reads its reply.
+func runScript[C goredis.Cmder](ctx context.Context, s *Store, sc *luaScript, changes bool, argv []any, newCmd func(context.Context, ...any) C) (C, error) {
 	argv[0], argv[1] = "evalsha", sc.sha
-	cmd, err := s.send(ctx, changes, argv)
+	cmd := newCmd(ctx, argv...)
+	err := s.send(ctx, changes, cmd)
 	if err != nil && goredis.HasErrorPrefix(err, "NOSCRIPT") {
 		// Nothing ran: the script is unknown to this Redis (a new master after a failover).
 		argv[0], argv[1] = "eval", sc.src
-		cmd, err = s.send(ctx, changes, argv)
+		cmd = newCmd(ctx, argv...)
+		err = s.send(ctx, changes, cmd)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return cmd.Slice()
+	return cmd, err
 }
 
-// send sends the command of argv, a script's (its first key at 3, where Cluster finds its slot,
-// as go-redis' own Eval says), acknowledged by MinReplicas replicas when it changes a list.
-func (s *Store) send(ctx context.Context, changes bool, argv []any) (*goredis.Cmd, error) {
-	cmd := goredis.NewCmd(ctx, argv...)
+// send sends cmd, a script's (its first key at 3, where Cluster finds its slot, as go-redis' own
+// Eval says), acknowledged by MinReplicas replicas when it changes a list.
+func (s *Store) send(ctx context.Context, changes bool, cmd goredis.Cmder) error {
 	cmd.SetFirstKeyPos(3)
+	var err error
 	if !changes || s.replicas == 0 {
-		err := s.cmd.Process(ctx, cmd)
-		if errors.Is(err, goredis.Nil) {
-			err = nil
-		}
-		return cmd, err
+		err = s.cmd.Process(ctx, cmd)
+	} else {
+		err = s.acknowledged(ctx, cmd)
 	}
-	return s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd {
-		_ = p.Process(ctx, cmd)
-		return cmd
-	})
+	if errors.Is(err, goredis.Nil) {
+		return nil
+	}
+	return err
 }
 
 // write makes a change that is no script (a lease's index entry, a request's answer), also
@@ -349,7 +369,7 @@ func (s *Store) write(ctx context.Context, args ...any) error {
 	if s.replicas == 0 {
 		err = s.cmd.Do(ctx, args...).Err()
 	} else {
-		_, err = s.acknowledged(ctx, func(p goredis.Pipeliner) *goredis.Cmd { return p.Do(ctx, args...) })
+		err = s.acknowledged(ctx, goredis.NewCmd(ctx, args...))
 	}
 	if errors.Is(err, goredis.Nil) {
 		return nil
@@ -357,29 +377,39 @@ func (s *Store) write(ctx context.Context, args ...any) error {
 	return s.failure(err)
 }
 
-// acknowledged sends one command, then WAIT, on one connection, since WAIT counts the replicas
-// holding that connection's writes. It returns the command with its reply; a change that fewer
-// than MinReplicas replicas acknowledged is store.ErrNotRecorded, unless its reply's status says
-// it changed nothing. Other errors are Redis'.
-func (s *Store) acknowledged(ctx context.Context, send func(goredis.Pipeliner) *goredis.Cmd) (*goredis.Cmd, error) {
+// acknowledged sends cmd, then WAIT, on one connection, since WAIT counts the replicas holding
+// that connection's writes; cmd holds the reply. A change that fewer than MinReplicas replicas
+// acknowledged is store.ErrNotRecorded, unless its reply says it changed nothing (unchanged).
+func (s *Store) acknowledged(ctx context.Context, cmd goredis.Cmder) error {
 	pipe := s.client.Pipeline()
-	result := send(pipe)
+	_ = pipe.Process(ctx, cmd)
 	acked := pipe.Do(ctx, "wait", s.replicas, s.replWait.Milliseconds())
 	_, _ = pipe.Exec(ctx)
-	if err := result.Err(); err != nil && !errors.Is(err, goredis.Nil) {
-		return nil, err
+	if err := cmd.Err(); err != nil && !errors.Is(err, goredis.Nil) {
+		return err
 	}
 	n, err := acked.Int64()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if reply, ok := result.Val().([]any); ok && status(reply) != 0 {
-		return result, nil
+	if !unchanged(cmd) && n < int64(s.replicas) {
+		return fmt.Errorf("%w: %d of %d replicas acknowledged the change", store.ErrNotRecorded, n, s.replicas)
 	}
-	if n < int64(s.replicas) {
-		return nil, fmt.Errorf("%w: %d of %d replicas acknowledged the change", store.ErrNotRecorded, n, s.replicas)
+	return nil
+}
+
+// unchanged reports whether a script's reply says it changed nothing: its status, first, is
+// not 0.
+func unchanged(cmd goredis.Cmder) bool {
+	switch cmd := cmd.(type) {
+	case *goredis.Cmd:
+		reply, ok := cmd.Val().([]any)
+		return ok && status(reply) != 0
+	case *goredis.StringSliceCmd:
+		reply := cmd.Val()
+		return len(reply) > 0 && reply[0] != "0"
 	}
-	return result, nil
+	return false
 }
 
 // failure maps a Redis error to the store's. The backend's own words are logged, not shown to

@@ -895,9 +895,10 @@ end
 // outcome key is the next of KEYS[3...]), then for R its n fractions that seed the picks (chosen
 // by the server in Go, since a script's own random numbers are the same on every call). Replies
 // one flat array, each read's answer in turn: 0, the number of lines and the lines; 1 not
-// loaded; 2 empty; 3 and the length, too short; or its STSREUSED error. Flat, because Redis
-// turns each Lua table of a reply into RESP at a cost (a read's two nested tables cost more than
-// its LPOP). When the list holds the lines of every read not answered before, FIRST and LAST take
+// loaded; 2 empty; 3 and the length, too short; 4 and an error's text (STSREUSED). Flat, because
+// Redis turns each Lua table of a reply into RESP at a cost (a read's two nested tables cost
+// more than its LPOP); and of strings and numbers only, which go-redis reads as a []string,
+// without an interface value for each line (evalStrings). When the list holds the lines of every read not answered before, FIRST and LAST take
 // them at once, as one read of them all would, and share them out in order: what the reads one
 // after the other would have had, but for LAST with KEEP, which gives each read the same line,
 // and for two reads of one request, the second of which must recall the first's answer.
@@ -1002,10 +1003,11 @@ end
 local function earlier(i)
   return windows[i] ~= '' and recalled(ids[i], windows[i], prints[i]) or false
 end
--- again answers with a reply recorded before: a read's nested reply, or an error.
+-- again answers with a reply recorded before: a read's nested reply, or an error, as text.
 local function again(reply)
   if reply.err then
-    put(reply)
+    put(4)
+    put(reply.err)
   elseif reply[1] == 0 then
     succeeded(reply[2], 0, #reply[2])
   else
