@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sts-operator/sts-operator/internal/sts/store/memory"
 	redisstore "github.com/sts-operator/sts-operator/internal/sts/store/redis"
@@ -22,8 +24,11 @@ import (
 // beside `redis-benchmark -t lpop` on the same Redis and READ FIRST on the memory backend, in
 // ceilingRounds rounds. Metrics: "x-lpop-http", the table server's rate over the ceiling's (aim
 // ≥ 0.85); "x-redis-benchmark"; and the allocations per request of each ("sts-allocs/req",
-// "lpop-http-allocs/req", "memory-allocs/req"), which count the load generator's too, the same
-// for all three: their differences are the servers'; the requests each of the two Redis servers
+// "lpop-http-allocs/req", "memory-allocs/req") and this process's CPU time per request, in µs
+// ("sts-cpu-us/req", "lpop-http-cpu-us/req", "memory-cpu-us/req"), which count the load
+// generator's too, the same for all three: their differences are the servers'; Redis' CPU time
+// per request of the two Redis servers ("sts-redis-cpu-us/req", "lpop-http-redis-cpu-us/req"),
+// which shares the machine's cores with this process; the requests each of the two Redis servers
 // answered per read Redis made of its connections ("sts-req/redis-read",
 // "lpop-http-req/redis-read"), which counts the other work of the servers meanwhile too (their
 // health checks, the table server's loops), a few reads a second; and the READs of a script
@@ -41,14 +46,16 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 		b.Fatal(err)
 	}
 	const read = "/sts/READ?FILENAME=drain&READ_MODE=FIRST&KEEP=FALSE"
-	var sts, lpop, memRate, bench, stsAllocs, lpopAllocs, memAllocs, stsReads, lpopReads, stsScripts float64
+	var stsCosts, lpopCosts, memCosts requestCosts
+	var bench, stsRedisCPU, lpopRedisCPU, stsReads, lpopReads, stsScripts float64
 	servers := []struct {
-		url                               string
-		rate, allocs, redisReads, scripts *float64 // nil: not counted
+		url                           string
+		costs                         *requestCosts
+		redisCPU, redisReads, scripts *float64 // nil: not counted
 	}{
-		{startLPOPHandler(b, ts, rig.redis.URL(), "plain", lines), &lpop, &lpopAllocs, &lpopReads, nil},
-		{ts.base + read, &sts, &stsAllocs, &stsReads, &stsScripts},
-		{mem.base + read, &memRate, &memAllocs, nil, nil},
+		{startLPOPHandler(b, ts, rig.redis.URL(), "plain", lines), &lpopCosts, &lpopRedisCPU, &lpopReads, nil},
+		{ts.base + read, &stsCosts, &stsRedisCPU, &stsReads, &stsScripts},
+		{mem.base + read, &memCosts, nil, nil, nil},
 	}
 	const lpops = 20_000
 	b.ResetTimer()
@@ -60,9 +67,14 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 				rig.redis.CommandStats(b) // resets INFO stats' counts too: read Reads after
 			}
 			redisReads := rig.redis.Reads(b)
-			rate, allocs := allocsPerRequest(func() float64 { return requestsPerSecond(b, client, s.url, n, lineBody) }, n)
-			*s.rate, *s.allocs = *s.rate+rate, *s.allocs+allocs
-			if s.redisReads != nil {
+			var costs requestCosts
+			_, redisCPU := rig.redis.Costs(b, func() float64 {
+				costs = measureRequests(func() float64 { return requestsPerSecond(b, client, s.url, n, lineBody) }, n)
+				return costs.rate
+			})
+			s.costs.add(costs)
+			if s.redisCPU != nil {
+				*s.redisCPU += redisCPU / float64(n) * 1e6
 				*s.redisReads += rig.redis.Reads(b) - redisReads
 			}
 			if s.scripts != nil {
@@ -71,15 +83,21 @@ func BenchmarkRedisReadFirstVsLPOPHandler(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(sts/ceilingRounds, "sts-req/s")
-	b.ReportMetric(lpop/ceilingRounds, "lpop-http-req/s")
-	b.ReportMetric(sts/lpop, "x-lpop-http")
-	b.ReportMetric(sts/bench, "x-redis-benchmark")
-	b.ReportMetric(lpop/bench, "lpop-http-x-redis-benchmark")
-	b.ReportMetric(memRate/ceilingRounds, "memory-req/s")
-	b.ReportMetric(stsAllocs/ceilingRounds, "sts-allocs/req")
-	b.ReportMetric(lpopAllocs/ceilingRounds, "lpop-http-allocs/req")
-	b.ReportMetric(memAllocs/ceilingRounds, "memory-allocs/req")
+	b.ReportMetric(stsCosts.rate/ceilingRounds, "sts-req/s")
+	b.ReportMetric(lpopCosts.rate/ceilingRounds, "lpop-http-req/s")
+	b.ReportMetric(stsCosts.rate/lpopCosts.rate, "x-lpop-http")
+	b.ReportMetric(stsCosts.rate/bench, "x-redis-benchmark")
+	b.ReportMetric(lpopCosts.rate/bench, "lpop-http-x-redis-benchmark")
+	b.ReportMetric(memCosts.rate/ceilingRounds, "memory-req/s")
+	for _, c := range []struct {
+		name  string
+		costs requestCosts
+	}{{"sts", stsCosts}, {"lpop-http", lpopCosts}, {"memory", memCosts}} {
+		b.ReportMetric(c.costs.allocs/ceilingRounds, c.name+"-allocs/req")
+		b.ReportMetric(c.costs.cpu/ceilingRounds, c.name+"-cpu-us/req")
+	}
+	b.ReportMetric(stsRedisCPU/ceilingRounds, "sts-redis-cpu-us/req")
+	b.ReportMetric(lpopRedisCPU/ceilingRounds, "lpop-http-redis-cpu-us/req")
 	b.ReportMetric(ceilingRounds*float64(n)/stsReads, "sts-req/redis-read")
 	b.ReportMetric(ceilingRounds*float64(n)/lpopReads, "lpop-http-req/redis-read")
 	b.ReportMetric(ceilingRounds*float64(n)/stsScripts, "sts-reads/script")
@@ -114,14 +132,31 @@ func TestLPOPHandlerAnswersAsReadDoes(t *testing.T) {
 	}
 }
 
-// allocsPerRequest runs load, which makes n requests and returns their rate, and returns that
-// rate with the heap allocations of the whole process per request meanwhile.
-func allocsPerRequest(load func() float64, n int) (rate, allocs float64) {
+// requestCosts is what a run of requests achieved and cost this process: their rate, and per
+// request its heap allocations and CPU time (µs, all its threads).
+type requestCosts struct{ rate, allocs, cpu float64 }
+
+func (c *requestCosts) add(o requestCosts) {
+	c.rate, c.allocs, c.cpu = c.rate+o.rate, c.allocs+o.allocs, c.cpu+o.cpu
+}
+
+// measureRequests runs load, which makes n requests and returns their rate, and returns what
+// they cost.
+func measureRequests(load func() float64, n int) requestCosts {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	rate = load()
+	cpu := processCPU()
+	rate := load()
+	cpu = processCPU() - cpu
 	runtime.ReadMemStats(&after)
-	return rate, float64(after.Mallocs-before.Mallocs) / float64(n)
+	return requestCosts{rate: rate, allocs: float64(after.Mallocs-before.Mallocs) / float64(n), cpu: cpu / float64(n) * 1e6}
+}
+
+// processCPU is the CPU time this process has used so far, user and system, in seconds.
+func processCPU() float64 {
+	var usage syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &usage)
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano()).Seconds()
 }
 
 // memoryServer starts a table server on the memory backend, whatever STS_TEST_BACKEND says.
