@@ -79,6 +79,7 @@ func (s *Store) readIn(me *batchedRead, k keys, e batchKey) {
 		if len(me.batch) == 0 {
 			return
 		}
+		s.batches.fill(e, me)
 	}
 	// The reads whose clients are gone move last and are not sent, so that no line is taken for
 	// nobody; the others keep their order.
@@ -153,9 +154,12 @@ func (b *readBatches) await(e batchKey, m *batchedRead) bool {
 	return !gone
 }
 
-// handOff ends e's batch on its way: the reads queued meanwhile, up to batchLines lines (the
-// first whatever its n), are the next batch, which the first of them sends; it returns that
-// read, or nil when none is queued.
+// handOff ends e's batch on its way: the first read queued meanwhile leads the next batch,
+// which it fills when it runs (fill); it returns that read, or nil when none is queued. The
+// reads that queue while the woken leader waits for a core go in its batch too: on a busy
+// server that wait is as long as the batch's round trip, and a batch filled when it is chosen
+// carried half the READs, so twice the round trips, each a write and a read for this server and
+// for Redis (BenchmarkRedisReadFirstVsLPOPHandler: sts-reads/script).
 func (b *readBatches) handOff(e batchKey) *batchedRead {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -164,14 +168,24 @@ func (b *readBatches) handOff(e batchKey) *batchedRead {
 		delete(b.queued, e)
 		return nil
 	}
-	lines, i := 0, 0
-	for ; i < len(q) && (i == 0 || lines+q[i].n <= batchLines); i++ {
+	q[0].sent, q[0].batch = true, append(q[0].batch, q[0])
+	b.queued[e] = q[1:]
+	return q[0]
+}
+
+// fill takes into leader's batch, which holds itself, the reads queued at e, up to batchLines
+// lines.
+func (b *readBatches) fill(e batchKey, leader *batchedRead) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queued[e]
+	lines, i := leader.n, 0
+	for ; i < len(q) && lines+q[i].n <= batchLines; i++ {
 		q[i].sent = true
 		lines += q[i].n
 	}
-	q[0].batch = append(q[0].batch, q[:i]...)
+	leader.batch = append(leader.batch, q[:i]...)
 	b.queued[e] = q[i:]
-	return q[0]
 }
 
 // sendBatch runs scriptReadBatch for batch and gives each read its answer.
