@@ -258,3 +258,26 @@ func TestReadsQueuedBehindOneGoInOneBatch(t *testing.T) {
 		})
 	})
 }
+
+// TestLongReadUnderRequest: a READ of more lines than Lua's unpack takes at once (some 8000),
+// under a REQUEST_ID, gets them, and its retry the same ones: its outcome was recorded, and no
+// line was taken for an error.
+func TestLongReadUnderRequest(t *testing.T) {
+	s := open(t, Connection{URL: redistest.Start(t).URL()}, newPrefix(), store.Limits{})
+	all := make([]string, 20_000)
+	for i := range all {
+		all[i] = fmt.Sprintf("l%05d", i)
+	}
+	if err := s.Replace(context.Background(), "q", all, ""); err != nil {
+		t.Fatal(err)
+	}
+	ctx := store.WithRequest(context.Background(), store.Request{ID: "long", Fingerprint: []byte("READ q"), Window: time.Minute})
+	for try := range 2 {
+		if got, err := s.Read(ctx, "q", store.First, 9000, false, 0); err != nil || !slices.Equal(got, all[:9000]) {
+			t.Fatalf("try %d: %d lines, %v; want the first 9000", try, len(got), err)
+		}
+	}
+	if n, err := s.Length(context.Background(), "q"); err != nil || n != 11_000 {
+		t.Errorf("length %d, %v; want 11000", n, err)
+	}
+}

@@ -996,7 +996,10 @@ local function give(i, lines, from, n)
   succeeded(lines, from, n)
   if windows[i] ~= '' then
     request, window, fingerprint = ids[i], windows[i], prints[i]
-    done({0, {unpack(lines, from + 1, from + n)}})
+    -- A loop, not unpack: Lua's unpack fails past some 8000 values, after the lines were taken.
+    local mine = {}
+    for j = 1, n do mine[j] = lines[from + j] end
+    done({0, mine})
   end
 end
 -- earlier is read i's reply recorded before under its request, or false.
