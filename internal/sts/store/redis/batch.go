@@ -130,7 +130,7 @@ func (b *readBatches) join(e batchKey, m *batchedRead) bool {
 		return false
 	}
 	b.queued[e] = nil
-	m.sent, m.batch = true, append(m.batch, m)
+	m.lead()
 	return true
 }
 
@@ -168,10 +168,13 @@ func (b *readBatches) handOff(e batchKey) *batchedRead {
 		delete(b.queued, e)
 		return nil
 	}
-	q[0].sent, q[0].batch = true, append(q[0].batch, q[0])
+	q[0].lead()
 	b.queued[e] = q[1:]
 	return q[0]
 }
+
+// lead makes m the first read of the batch it sends (readBatches.mu).
+func (m *batchedRead) lead() { m.sent, m.batch = true, append(m.batch, m) }
 
 // fill takes into leader's batch, which holds itself, the reads queued at e, up to batchLines
 // lines.

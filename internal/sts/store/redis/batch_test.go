@@ -264,10 +264,7 @@ func TestReadsQueuedBehindOneGoInOneBatch(t *testing.T) {
 // line was taken for an error.
 func TestLongReadUnderRequest(t *testing.T) {
 	s := open(t, Connection{URL: redistest.Start(t).URL()}, newPrefix(), store.Limits{})
-	all := make([]string, 20_000)
-	for i := range all {
-		all[i] = fmt.Sprintf("l%05d", i)
-	}
+	all := testutil.Numbered("l", 20_000)
 	if err := s.Replace(context.Background(), "q", all, ""); err != nil {
 		t.Fatal(err)
 	}
